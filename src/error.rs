@@ -1,0 +1,132 @@
+//! The one error type of the library, with stable integer codes.
+//!
+//! Every variant maps to one `i32` code ([`Error::code`]): the `BLOSC2_ERROR_*` value of
+//! C-Blosc2 (`include/blosc2.h`) where the meaning is the same, otherwise a Strata code from
+//! −1000 down. Codes are never renumbered; a retired code stays listed as a comment.
+
+use std::fmt;
+
+/// Result alias used throughout Strata.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in Strata.
+///
+/// Each variant has a stable code ([`Error::code`]). Variants carry what was expected and what
+/// was found, so that a message names the problem without a debugger.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The input ends before a structure it announces (code −5, `BLOSC2_ERROR_READ_BUFFER`).
+    #[error("truncated input: {what} needs {needed} bytes, only {available} available")]
+    Truncated {
+        /// What was being read.
+        what: &'static str,
+        /// Bytes needed, counted from the start of the input.
+        needed: usize,
+        /// Bytes the input has.
+        available: usize,
+    },
+    /// The destination buffer is too small (code −6, `BLOSC2_ERROR_WRITE_BUFFER`).
+    #[error("destination too small: {needed} bytes needed, {available} given")]
+    DestinationTooSmall {
+        /// Bytes needed.
+        needed: usize,
+        /// Bytes available in the destination.
+        available: usize,
+    },
+    /// A chunk header field is inconsistent (code −11, `BLOSC2_ERROR_INVALID_HEADER`).
+    #[error("invalid chunk header: {0}")]
+    InvalidHeader(String),
+    /// The chunk format version is not one Strata reads (code −10, `BLOSC2_ERROR_VERSION_SUPPORT`).
+    #[error("unsupported chunk format version {version} (Strata reads 1 to 6)")]
+    VersionSupport {
+        /// Version byte found.
+        version: u8,
+    },
+    /// No codec is registered under this ID (code −7, `BLOSC2_ERROR_CODEC_SUPPORT`).
+    #[error("unknown codec ID {id}")]
+    UnknownCodec {
+        /// The codec ID (Blosc2 `compcode`).
+        id: u8,
+    },
+    /// No filter is registered under this ID (code −18, `BLOSC2_ERROR_FILTER_PIPELINE`).
+    #[error("unknown filter ID {id}")]
+    UnknownFilter {
+        /// The filter ID.
+        id: u8,
+    },
+    /// A codec was given a parameter it cannot use (code −8, `BLOSC2_ERROR_CODEC_PARAM`).
+    #[error("codec parameter: {0}")]
+    CodecParam(String),
+    /// A dictionary problem (code −9, `BLOSC2_ERROR_CODEC_DICT`).
+    #[error("codec dictionary: {0}")]
+    CodecDict(String),
+    /// A filter failed or was given data it cannot handle (code −18, `BLOSC2_ERROR_FILTER_PIPELINE`).
+    #[error("filter {id}: {message}")]
+    Filter {
+        /// The filter ID.
+        id: u8,
+        /// What went wrong.
+        message: String,
+    },
+    /// A compressed stream does not decode as announced (code −3, `BLOSC2_ERROR_DATA`).
+    #[error("corrupt data: {0}")]
+    Data(String),
+    /// A run-length (special) stream or chunk is malformed (code −17, `BLOSC2_ERROR_RUN_LENGTH`).
+    #[error("bad run-length encoding: {0}")]
+    RunLength(String),
+    /// A caller parameter is out of range (code −12, `BLOSC2_ERROR_INVALID_PARAM`).
+    #[error("invalid parameter: {0}")]
+    InvalidParam(String),
+    /// An item index or range lies outside the data (code −33, `BLOSC2_ERROR_INVALID_INDEX`).
+    #[error("index out of range: {0}")]
+    InvalidIndex(String),
+    /// A buffer exceeds the Blosc2 limit of `BLOSC2_MAX_BUFFERSIZE` bytes
+    /// (code −35, `BLOSC2_ERROR_MAX_BUFSIZE_EXCEEDED`).
+    #[error("{size} bytes exceed the Blosc2 chunk limit of {limit} bytes")]
+    MaxBufsizeExceeded {
+        /// Size given, in bytes.
+        size: usize,
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// Memory could not be reserved (code −4, `BLOSC2_ERROR_MEMORY_ALLOC`).
+    #[error("could not allocate {0} bytes")]
+    MemoryAlloc(usize),
+    /// A codec or filter plugin panicked (Strata code −1000).
+    #[error("plugin {id} panicked")]
+    PluginPanic {
+        /// The plugin ID.
+        id: u8,
+    },
+}
+
+impl Error {
+    /// The stable integer code of this error: the `BLOSC2_ERROR_*` value where the meaning is
+    /// the same, a Strata code from −1000 down otherwise. Never 0, never positive.
+    #[must_use]
+    pub fn code(&self) -> i32 {
+        match self {
+            Error::Data(_) => -3,
+            Error::MemoryAlloc(_) => -4,
+            Error::Truncated { .. } => -5,
+            Error::DestinationTooSmall { .. } => -6,
+            Error::UnknownCodec { .. } => -7,
+            Error::CodecParam(_) => -8,
+            Error::CodecDict(_) => -9,
+            Error::VersionSupport { .. } => -10,
+            Error::InvalidHeader(_) => -11,
+            Error::InvalidParam(_) => -12,
+            Error::RunLength(_) => -17,
+            Error::UnknownFilter { .. } | Error::Filter { .. } => -18,
+            Error::InvalidIndex(_) => -33,
+            Error::MaxBufsizeExceeded { .. } => -35,
+            Error::PluginPanic { .. } => -1000,
+        }
+    }
+
+    /// Shorthand for [`Error::InvalidHeader`] from anything printable.
+    pub(crate) fn header(msg: impl fmt::Display) -> Self {
+        Error::InvalidHeader(msg.to_string())
+    }
+}

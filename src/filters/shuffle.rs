@@ -1,0 +1,12 @@
+//! PLACEHOLDER: replaced by the real filter.
+use super::{Filter, FilterCtx};
+use crate::error::Result;
+/// Placeholder.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Shuffle;
+impl Filter for Shuffle {
+    fn id(&self) -> u8 { 1 }
+    fn name(&self) -> &str { "shuffle" }
+    fn forward(&self, src: &[u8], dst: &mut [u8], _ctx: &FilterCtx<'_>) -> Result<()> { dst.copy_from_slice(src); Ok(()) }
+    fn backward(&self, src: &[u8], dst: &mut [u8], _ctx: &FilterCtx<'_>) -> Result<()> { dst.copy_from_slice(src); Ok(()) }
+}

@@ -1,0 +1,12 @@
+//! PLACEHOLDER: replaced by the real filter.
+use super::{Filter, FilterCtx};
+use crate::error::Result;
+/// Placeholder.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct TruncPrec;
+impl Filter for TruncPrec {
+    fn id(&self) -> u8 { 4 }
+    fn name(&self) -> &str { "trunc_prec" }
+    fn forward(&self, src: &[u8], dst: &mut [u8], _ctx: &FilterCtx<'_>) -> Result<()> { dst.copy_from_slice(src); Ok(()) }
+    fn backward(&self, src: &[u8], dst: &mut [u8], _ctx: &FilterCtx<'_>) -> Result<()> { dst.copy_from_slice(src); Ok(()) }
+}

@@ -1,0 +1,26 @@
+//! # Strata
+//!
+//! Chunked, compressed N-dimensional arrays that read and write the Blosc2 formats byte for
+//! byte, so data moves freely between Strata, C-Blosc2 and python-blosc2.
+//!
+//! Layers, bottom up: [`format`] (byte layouts), [`codecs`] and [`filters`] (one module per
+//! Blosc2 ID), [`registry`] (ID → codec/filter), [`chunk`] (compress, decompress and getitem of
+//! one chunk).
+//!
+//! ```ignore
+//! use strata::chunk::{compress_vec, decompress_vec, CParams};
+//! let data: Vec<u8> = (0..10_000u32).flat_map(|i| i.to_le_bytes()).collect();
+//! let cparams = CParams { typesize: 4, ..CParams::default() };
+//! let chunk = compress_vec(&cparams, &data).unwrap();
+//! assert!(chunk.len() < data.len() / 10);
+//! assert_eq!(decompress_vec(&chunk).unwrap(), data);
+//! ```ignore
+
+pub mod chunk;
+pub mod codecs;
+pub mod error;
+pub mod filters;
+pub mod format;
+pub mod registry;
+
+pub use error::{Error, Result};
