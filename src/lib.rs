@@ -7,14 +7,14 @@
 //! Blosc2 ID), [`registry`] (ID → codec/filter), [`chunk`] (compress, decompress and getitem of
 //! one chunk).
 //!
-//! ```ignore
+//! ```
 //! use strata::chunk::{compress_vec, decompress_vec, CParams};
 //! let data: Vec<u8> = (0..10_000u32).flat_map(|i| i.to_le_bytes()).collect();
 //! let cparams = CParams { typesize: 4, ..CParams::default() };
 //! let chunk = compress_vec(&cparams, &data).unwrap();
 //! assert!(chunk.len() < data.len() / 10);
 //! assert_eq!(decompress_vec(&chunk).unwrap(), data);
-//! ```ignore
+//! ```
 
 pub mod chunk;
 pub mod codecs;

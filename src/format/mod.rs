@@ -1,1 +1,3 @@
-//! Byte layouts.
+//! Byte layouts of the Blosc2 formats: pure bytes, no I/O, no threads, no codecs.
+
+pub mod chunk;

@@ -1,0 +1,327 @@
+//! Compression of one chunk: blocks → filters → streams → codec, written as C-Blosc2 2.x/3.x
+//! writes a version-5 chunk with the 32-byte extended header.
+//!
+//! Format: c-blosc2 `blosc/blosc2.c` (`blosc_compress_context`, `write_compression_header`,
+//! `blosc_c`); `shared/spec/chunk-format.md` §7–§10.
+
+use super::blocksize::{compute_blocksize, split_block};
+use super::params::CParams;
+use crate::codecs::{Codec, CodecCtx};
+use crate::error::{Error, Result};
+use crate::filters::{Filter, FilterCtx};
+use crate::format::chunk::{
+    filter_id, ChunkHeader, SpecialType, B2FLAG_USEDICT, EXTENDED_HEADER_LENGTH, FLAG_BITSHUFFLE,
+    FLAG_DELTA, FLAG_DONT_SPLIT, FLAG_MEMCPYED, FLAG_SHUFFLE, MAX_BUFFERSIZE, MAX_DICT_SIZE,
+    MAX_FILTERS, MAX_TYPESIZE, MIN_BUFFERSIZE, VERSION_FORMAT_STABLE,
+};
+use crate::registry::Registry;
+use std::sync::Arc;
+
+/// The most bytes a chunk of `nbytes` input bytes can take: `nbytes + BLOSC2_MAX_OVERHEAD`.
+#[must_use]
+pub fn max_compressed_len(nbytes: usize) -> usize {
+    nbytes + crate::format::chunk::MAX_OVERHEAD
+}
+
+/// Compresses `src` into one chunk written at the start of `dst`; returns the chunk's size
+/// in bytes (`cbytes`).
+///
+/// With `dst.len() >= max_compressed_len(src.len())` this always succeeds. A smaller `dst`
+/// works when the chunk fits; if compression does not fit the data is stored raw (memcpyed)
+/// when that fits, as C-Blosc2 does.
+///
+/// # Errors
+/// [`Error::MaxBufsizeExceeded`] for more than `BLOSC2_MAX_BUFFERSIZE` bytes;
+/// [`Error::InvalidParam`] / [`Error::CodecDict`] for bad parameters ([`CParams::validate`]);
+/// [`Error::UnknownCodec`] / [`Error::UnknownFilter`] for unregistered IDs;
+/// [`Error::DestinationTooSmall`] when nothing fits; a filter's or codec's own error.
+pub fn compress(cparams: &CParams, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    compress_with(Registry::global(), cparams, src, dst)
+}
+
+/// [`compress`] into a new vector of exactly `cbytes` bytes.
+///
+/// # Errors
+/// As [`compress`].
+pub fn compress_vec(cparams: &CParams, src: &[u8]) -> Result<Vec<u8>> {
+    let cap = max_compressed_len(src.len());
+    let mut out = Vec::new();
+    out.try_reserve_exact(cap).map_err(|_| Error::MemoryAlloc(cap))?;
+    out.resize(cap, 0);
+    let n = compress(cparams, src, &mut out)?;
+    out.truncate(n);
+    Ok(out)
+}
+
+/// Everything about one chunk that is fixed before its blocks are compressed.
+struct Plan<'a> {
+    cparams: &'a CParams,
+    codec: Arc<dyn Codec>,
+    filters: Vec<(Arc<dyn Filter>, u8)>,
+    /// Item size used by the filters and the split (a typesize > 255 acts as 1).
+    typesize: usize,
+    blocksize: usize,
+    nblocks: usize,
+    split: bool,
+}
+
+/// [`compress`] with an explicit registry.
+///
+/// # Errors
+/// As [`compress`].
+pub fn compress_with(registry: &Registry, cparams: &CParams, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    cparams.validate()?;
+    let nbytes = src.len();
+    if nbytes > MAX_BUFFERSIZE {
+        return Err(Error::MaxBufsizeExceeded { size: nbytes, limit: MAX_BUFFERSIZE });
+    }
+    if dst.len() < EXTENDED_HEADER_LENGTH {
+        return Err(Error::DestinationTooSmall { needed: EXTENDED_HEADER_LENGTH, available: dst.len() });
+    }
+    let codec = registry.codec(cparams.codec)?;
+    let mut filters = Vec::with_capacity(MAX_FILTERS);
+    for (&id, &meta) in cparams.filters.iter().zip(&cparams.filters_meta) {
+        if id != filter_id::NOFILTER {
+            filters.push((registry.filter(id)?, meta));
+        }
+    }
+    let typesize = if cparams.typesize > MAX_TYPESIZE { 1 } else { cparams.typesize };
+    let blocksize = compute_blocksize(cparams, nbytes);
+    let nblocks = nbytes.div_ceil(blocksize);
+    let split = split_block(cparams, typesize, blocksize);
+
+    let mut header = ChunkHeader {
+        version: VERSION_FORMAT_STABLE,
+        versionlz: codec.version(),
+        flags: FLAG_SHUFFLE | FLAG_BITSHUFFLE,
+        typesize,
+        nbytes,
+        blocksize,
+        cbytes: 0,
+        header_len: EXTENDED_HEADER_LENGTH,
+        filters: cparams.filters,
+        filters_meta: cparams.filters_meta,
+        compcode: cparams.codec,
+        compcode_meta: cparams.codec_meta,
+        blosc2_flags: 0,
+        blosc2_flags2: 0,
+        special: SpecialType::None,
+    };
+
+    // Raw storage from the start: clevel 0, tiny buffers, or fewer bytes than one item.
+    if cparams.clevel == 0 || nbytes < MIN_BUFFERSIZE || nbytes < cparams.typesize {
+        header.flags |= FLAG_MEMCPYED;
+        return write_memcpyed(&mut header, src, dst);
+    }
+
+    if cparams.filters.contains(&filter_id::DELTA) {
+        header.flags |= FLAG_DELTA;
+    }
+    if !split {
+        header.flags |= FLAG_DONT_SPLIT;
+    }
+    header.flags |= codec.format_code() << 5;
+
+    let plan = Plan { cparams, codec, filters, typesize, blocksize, nblocks, split };
+    let dict = if cparams.use_dict { train_dict(&plan, src)? } else { None };
+    if dict.is_some() {
+        header.blosc2_flags |= B2FLAG_USEDICT;
+    }
+    match compress_blocks(&plan, src, dst, dict.as_deref())? {
+        Some(Written { cbytes, all_zero_runs }) => {
+            if all_zero_runs && dict.is_none() {
+                // Every stream is a zero run: C-Blosc2 rewrites the chunk as special zeros.
+                header.blosc2_flags |= (SpecialType::Zero as u8) << 4;
+                header.special = SpecialType::Zero;
+                header.cbytes = EXTENDED_HEADER_LENGTH;
+            } else {
+                header.cbytes = cbytes;
+            }
+            header.write(dst);
+            Ok(header.cbytes)
+        }
+        None => {
+            // Compression did not fit: store raw, keeping the flags computed so far.
+            header.flags |= FLAG_MEMCPYED;
+            header.blosc2_flags = 0;
+            write_memcpyed(&mut header, src, dst)
+        }
+    }
+}
+
+fn write_memcpyed(header: &mut ChunkHeader, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    let cbytes = EXTENDED_HEADER_LENGTH + src.len();
+    if dst.len() < cbytes {
+        return Err(Error::DestinationTooSmall { needed: cbytes, available: dst.len() });
+    }
+    header.cbytes = cbytes;
+    header.write(dst);
+    dst[EXTENDED_HEADER_LENGTH..cbytes].copy_from_slice(src);
+    Ok(cbytes)
+}
+
+struct Written {
+    cbytes: usize,
+    all_zero_runs: bool,
+}
+
+/// Bytes of block `nblock`: `blocksize`, or the leftover for a short last block.
+fn block_range(plan: &Plan<'_>, nbytes: usize, nblock: usize) -> std::ops::Range<usize> {
+    let start = nblock * plan.blocksize;
+    start..(start + plan.blocksize).min(nbytes)
+}
+
+/// Runs the filters forward over one block; returns the filtered bytes (the block of `src`
+/// itself when there are no filters).
+fn filter_block<'b>(
+    plan: &Plan<'_>,
+    src: &'b [u8],
+    nblock: usize,
+    scratch: &'b mut [Vec<u8>; 2],
+) -> Result<&'b [u8]> {
+    let range = block_range(plan, src.len(), nblock);
+    if plan.filters.is_empty() {
+        return Ok(&src[range]);
+    }
+    let len = range.len();
+    let [a, b] = scratch;
+    a.resize(len, 0);
+    b.resize(len, 0);
+    for (i, (filter, meta)) in plan.filters.iter().enumerate() {
+        let ctx = FilterCtx {
+            typesize: plan.typesize,
+            meta: *meta,
+            nblock,
+            offset: range.start,
+            version: VERSION_FORMAT_STABLE,
+            dref: src,
+        };
+        if i == 0 {
+            filter.forward(&src[range.clone()], &mut a[..len], &ctx)?;
+        } else {
+            filter.forward(&a[..len], &mut b[..len], &ctx)?;
+            std::mem::swap(a, b);
+        }
+    }
+    Ok(&a[..len])
+}
+
+/// The streams of a block: `typesize` equal parts when split (never for a short last block).
+fn nstreams(plan: &Plan<'_>, len: usize) -> usize {
+    if plan.split && len == plan.blocksize {
+        plan.typesize
+    } else {
+        1
+    }
+}
+
+/// Compresses every block after the bstarts (and dict section); `None` when it does not fit.
+fn compress_blocks(plan: &Plan<'_>, src: &[u8], dst: &mut [u8], dict: Option<&[u8]>) -> Result<Option<Written>> {
+    let maxbytes = dst.len();
+    let bstarts_at = EXTENDED_HEADER_LENGTH;
+    let mut pos = bstarts_at + 4 * plan.nblocks;
+    if let Some(d) = dict {
+        pos += 4 + d.len();
+    }
+    if pos > maxbytes {
+        return Ok(None);
+    }
+    if let Some(d) = dict {
+        let at = bstarts_at + 4 * plan.nblocks;
+        dst[at..at + 4].copy_from_slice(&le32(d.len()));
+        dst[at + 4..at + 4 + d.len()].copy_from_slice(d);
+    }
+    let mut scratch = [Vec::new(), Vec::new()];
+    let mut all_zero_runs = true;
+    for nblock in 0..plan.nblocks {
+        dst[bstarts_at + 4 * nblock..bstarts_at + 4 * nblock + 4].copy_from_slice(&le32(pos));
+        let filtered = filter_block(plan, src, nblock, &mut scratch)?;
+        let ns = nstreams(plan, filtered.len());
+        let neblock = filtered.len() / ns;
+        for stream in filtered.chunks_exact(neblock) {
+            let ctx = CodecCtx {
+                clevel: plan.cparams.clevel,
+                meta: plan.cparams.codec_meta,
+                typesize: plan.typesize,
+                blocksize: plan.blocksize,
+                nblock,
+                dict,
+            };
+            match compress_stream(plan.codec.as_ref(), stream, &mut dst[pos..], &ctx)? {
+                Some((n, zero_run)) => {
+                    pos += n;
+                    all_zero_runs &= zero_run;
+                }
+                None => return Ok(None),
+            }
+        }
+    }
+    Ok(Some(Written { cbytes: pos, all_zero_runs }))
+}
+
+fn le32(v: usize) -> [u8; 4] {
+    // Every size here is below BLOSC2_MAX_BUFFERSIZE + overhead, which fits an i32.
+    i32::try_from(v).unwrap_or(i32::MAX).to_le_bytes()
+}
+
+/// Writes one stream record (`int32 csize` + payload) at the start of `out`; returns its
+/// length and whether it is a zero run, or `None` when it does not fit.
+fn compress_stream(codec: &dyn Codec, stream: &[u8], out: &mut [u8], ctx: &CodecCtx<'_>) -> Result<Option<(usize, bool)>> {
+    let neblock = stream.len();
+    if out.len() < 4 {
+        return Ok(None);
+    }
+    // Runs of one byte value are stored without calling the codec.
+    if let Some((&first, rest)) = stream.split_first() {
+        if rest.iter().all(|&b| b == first) {
+            if first == 0 {
+                out[..4].copy_from_slice(&0i32.to_le_bytes());
+                return Ok(Some((4, true)));
+            }
+            if out.len() < 5 {
+                return Ok(None);
+            }
+            out[..4].copy_from_slice(&(-i32::from(first)).to_le_bytes());
+            out[4] = 1;
+            return Ok(Some((5, false)));
+        }
+    }
+    let maxout = neblock.min(out.len() - 4);
+    if maxout == 0 {
+        return Ok(None);
+    }
+    let cbytes = codec.compress(stream, &mut out[4..4 + maxout], ctx)?;
+    if cbytes == 0 || cbytes >= neblock {
+        // Not compressible: store the stream raw.
+        if out.len() < 4 + neblock {
+            return Ok(None);
+        }
+        out[..4].copy_from_slice(&le32(neblock));
+        out[4..4 + neblock].copy_from_slice(stream);
+        return Ok(Some((4 + neblock, false)));
+    }
+    out[..4].copy_from_slice(&le32(cbytes));
+    Ok(Some((4 + cbytes, false)))
+}
+
+/// Trains a zstd dictionary on the filtered streams of `src`, as C-Blosc2 does: at most
+/// `min(128 KiB, nbytes / 20)` bytes. `None` when zstd cannot train on so little data (the
+/// chunk is then written without a dictionary).
+fn train_dict(plan: &Plan<'_>, src: &[u8]) -> Result<Option<Vec<u8>>> {
+    let maxsize = MAX_DICT_SIZE.min(src.len() / 20);
+    if maxsize < 256 {
+        return Ok(None);
+    }
+    let mut samples = Vec::with_capacity(src.len());
+    let mut sizes = Vec::new();
+    let mut scratch = [Vec::new(), Vec::new()];
+    for nblock in 0..plan.nblocks {
+        let filtered = filter_block(plan, src, nblock, &mut scratch)?;
+        let ns = nstreams(plan, filtered.len());
+        for stream in filtered.chunks_exact(filtered.len() / ns) {
+            samples.extend_from_slice(stream);
+            sizes.push(stream.len());
+        }
+    }
+    Ok(zstd::dict::from_continuous(&samples, &sizes, maxsize).ok())
+}
