@@ -2,8 +2,9 @@
 //!
 //! Meta byte: unused (C-Blosc2 ignores `compcode_meta` for BloscLZ; so do we).
 //! C-Blosc2 matched: 3.3.5 (as bundled in python-blosc2 4.14.1). [`compress`] produces the same
-//! bytes as C-Blosc2's `blosclz_compress` on little-endian machines for every input, clevel 1–9
-//! and output capacity, including the cases where C gives up and returns 0. The C encoder also
+//! bytes as C-Blosc2's `blosclz_compress` for every input, clevel 1–9 and output capacity,
+//! including the cases where C gives up and returns 0. (C hashes native-endian words; we hash
+//! little-endian ones on every platform, which is what C does on x86 and ARM.) The C encoder also
 //! receives the Blosc2 context but uses nothing from it (no typesize, no splitmode), so the
 //! output depends only on the clevel, the input and the output capacity. [`decompress`] accepts
 //! every stream C-Blosc2 (and Blosc1) writes, and returns [`Error::Data`] instead of reading or
@@ -30,8 +31,8 @@
 //!
 //! ```
 //! use strata::codecs::{Codec, CodecCtx, blosclz::Blosclz};
-//! let ctx = CodecCtx { clevel: 5, meta: 0, typesize: 4, blocksize: 40_000, nblock: 0, dict: None };
-//! let src: Vec<u8> = (0..10_000u32).flat_map(|i| i.to_le_bytes()).collect();
+//! let ctx = CodecCtx { clevel: 5, meta: 0, typesize: 1, blocksize: 10_000, nblock: 0, dict: None };
+//! let src = b"BloscLZ: a round trip. ".repeat(435);
 //! let mut c = vec![0u8; src.len()];
 //! let n = Blosclz.compress(&src, &mut c, &ctx).unwrap();
 //! assert!(n > 0 && n < src.len());
@@ -142,7 +143,13 @@ fn hashlog_for(clevel: u8) -> u32 {
 /// Returns the stream size in bytes, or 0 when C-Blosc2 would return 0: the probed
 /// compression ratio is too low for the clevel, `src` is shorter than 16 bytes, `dst` is
 /// shorter than 66 bytes, or the stream does not fit in `dst` (`dst.len()` plays the role of
-/// C's `maxout`). A caller then stores the data raw. Inputs of 2 GiB or more (beyond any
+/// C's `maxout`; as in C, every literal checks for two free bytes, so a stream of `k` bytes
+/// needs `dst.len() >= k + 1`). A caller then stores the data raw.
+///
+/// To match a C-Blosc2 chunk, pass the `maxout` C's `blosc_c` uses: the stream size
+/// (`neblock`), cut to the room left in the chunk's destination when that is smaller
+/// (`destsize - bytes written so far`, csize field included). For a one-block chunk made
+/// by `blosc2_compress` into `nbytes + BLOSC2_MAX_OVERHEAD` bytes, that is `nbytes - 8`. Inputs of 2 GiB or more (beyond any
 /// Blosc2 block) also return 0.
 ///
 /// Format: c-blosc2 `blosc/blosclz.c` (`blosclz_compress`).
@@ -222,7 +229,13 @@ fn probe_cratio(q: &[u8], hashlog: u32, htab: &mut [u32]) -> f64 {
 
 /// The encoder proper; `None` when the output does not fit in `dst`.
 /// Needs `src.len() >= 16`, `dst.len() >= 66` and a zeroed `htab` of `1 << hashlog` entries.
-fn encode(second_insert: bool, hashlog: u32, src: &[u8], dst: &mut [u8], htab: &mut [u32]) -> Option<usize> {
+fn encode(
+    second_insert: bool,
+    hashlog: u32,
+    src: &[u8],
+    dst: &mut [u8],
+    htab: &mut [u32],
+) -> Option<usize> {
     let shift = 32 - hashlog;
     let n = src.len();
     let op_limit = dst.len();
@@ -315,7 +328,11 @@ fn encode(second_insert: bool, hashlog: u32, src: &[u8], dst: &mut [u8], htab: &
 #[inline(always)]
 fn emit_match(dst: &mut [u8], op: usize, len: usize, d: usize) -> Option<usize> {
     // Length extension bytes of a long match: (len - 7) / 255 bytes of 255, then the rest.
-    let (ext, rest) = if len >= 7 { ((len - 7) / 255, (len - 7) % 255) } else { (0, 0) };
+    let (ext, rest) = if len >= 7 {
+        ((len - 7) / 255, (len - 7) % 255)
+    } else {
+        (0, 0)
+    };
     if d < MAX_DISTANCE {
         let hi = (d >> 8) as u8;
         let lo = (d & 255) as u8;
@@ -360,7 +377,8 @@ fn corrupt(what: &str, ip: usize) -> Error {
 ///
 /// Decodes exactly as C-Blosc2's `blosclz_decompress`: a match that ends the stream is not
 /// copied (valid streams end with a literal run), so the count can fall short of `dst.len()`;
-/// the caller checks it against the block size it expects.
+/// the caller checks it against the block size it expects. Bytes of `dst` past the returned
+/// count may have been written to.
 ///
 /// # Errors
 /// [`Error::Data`] when `src` is empty or truncated, when a token would write past `dst`, or
@@ -427,7 +445,13 @@ pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
             if run > ip_limit - ip {
                 return Err(corrupt("truncated literal run", ip));
             }
-            dst[op..op + run].copy_from_slice(&src[ip..ip + run]);
+            if op_limit - op >= MAX_COPY && ip_limit - ip >= MAX_COPY {
+                // A fixed-size copy is cheaper than a variable one; the bytes past `run` are
+                // rewritten by the tokens that follow.
+                dst[op..op + MAX_COPY].copy_from_slice(&src[ip..ip + MAX_COPY]);
+            } else {
+                dst[op..op + run].copy_from_slice(&src[ip..ip + run]);
+            }
             op += run;
             ip += run;
             if ip >= ip_limit {
@@ -445,7 +469,13 @@ pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
 #[inline(always)]
 fn copy_match(dst: &mut [u8], op: usize, dist: usize, len: usize) {
     let start = op - dist;
-    if dist >= len {
+    if len <= 16 && dist >= 16 && dst.len() - op >= 16 {
+        // Short match, no overlap within 16 bytes: one fixed-size copy (the bytes past `len`
+        // are rewritten by the tokens that follow).
+        let mut t = [0u8; 16];
+        t.copy_from_slice(&dst[start..start + 16]);
+        dst[op..op + 16].copy_from_slice(&t);
+    } else if dist >= len {
         dst.copy_within(start..start + len, op);
     } else if dist == 1 {
         let b = dst[start];
@@ -502,12 +532,24 @@ mod tests {
         }
         runs.truncate(n);
         let i32s: Vec<u8> = (0..n as i32).flat_map(i32::to_le_bytes).take(n).collect();
-        let i64s: Vec<u8> = (0..n as i64).flat_map(|i| (i * 3).to_le_bytes()).take(n).collect();
-        let f64s: Vec<u8> = (0..n).flat_map(|i| (i as f64 * 0.001).sin().to_le_bytes()).take(n).collect();
+        let i64s: Vec<u8> = (0..n as i64)
+            .flat_map(|i| (i * 3).to_le_bytes())
+            .take(n)
+            .collect();
+        let f64s: Vec<u8> = (0..n)
+            .flat_map(|i| (i as f64 * 0.001).sin().to_le_bytes())
+            .take(n)
+            .collect();
         let random = rng.bytes(n);
         // A random block repeated far away (more than 8191 bytes apart).
         let blk = rng.bytes(9000);
-        let far: Vec<u8> = blk.iter().copied().chain(rng.bytes(4000)).cycle().take(n).collect();
+        let far: Vec<u8> = blk
+            .iter()
+            .copied()
+            .chain(rng.bytes(4000))
+            .cycle()
+            .take(n)
+            .collect();
         let mut small_alpha = rng.bytes(n);
         small_alpha.iter_mut().for_each(|b| *b %= 4);
         vec![
@@ -528,7 +570,12 @@ mod tests {
         if n > 0 {
             assert!(n <= src.len());
             let mut d = vec![0xA5u8; src.len()];
-            assert_eq!(decompress(&c[..n], &mut d).unwrap(), src.len(), "clevel {clevel} len {}", src.len());
+            assert_eq!(
+                decompress(&c[..n], &mut d).unwrap(),
+                src.len(),
+                "clevel {clevel} len {}",
+                src.len()
+            );
             assert!(d == src, "clevel {clevel} len {}", src.len());
         }
         n
@@ -536,12 +583,15 @@ mod tests {
 
     #[test]
     fn roundtrip_varied_data() {
-        let sizes = [0, 1, 15, 16, 17, 31, 32, 33, 65, 66, 67, 100, 127, 255, 256, 1000, 4097, 8191, 8193, 20_001, 70_000];
+        let sizes = [
+            0, 1, 15, 16, 17, 31, 32, 33, 65, 66, 67, 100, 127, 255, 256, 1000, 4097, 8191, 8193,
+            20_001, 70_000,
+        ];
         for &n in &sizes {
             for (kind, src) in data_kinds(n, n as u64 + 7) {
                 for clevel in 1..=9 {
                     let c = roundtrip(clevel, &src);
-                    if n >= 20_000 && matches!(kind, "text" | "i32" | "runs" | "far") {
+                    if n >= 20_000 && matches!(kind, "text" | "runs") {
                         assert!(c > 0, "{kind} n={n} clevel={clevel} should compress");
                     }
                 }
@@ -567,7 +617,8 @@ mod tests {
         let src: Vec<u8> = blk.iter().chain(blk.iter()).copied().collect();
         for clevel in 1..=9 {
             let n = roundtrip(clevel, &src);
-            if clevel >= 4 {
+            // Below clevel 7 the probe only sees the (random) second half and gives up.
+            if clevel >= 7 {
                 assert!(n > 0 && n < 13_000, "clevel {clevel}: {n}");
             }
         }
@@ -575,29 +626,33 @@ mod tests {
 
     #[test]
     fn small_output_gives_zero() {
-        let src: Vec<u8> = (0..5000u32).flat_map(u32::to_le_bytes).collect();
+        let src: Vec<u8> = (0..5000u32).flat_map(|i| (i / 7).to_le_bytes()).collect();
         let mut c = vec![0u8; src.len()];
         let full = compress(5, &src, &mut c);
         assert!(full > 66);
-        for cap in [65, full - 1, full / 2] {
+        // As in C, the last literal wants room for two bytes: a stream of `full` bytes needs
+        // a `dst` of at least `full + 1`.
+        for cap in [65, full / 2, full - 1, full] {
             let mut c = vec![0u8; cap];
             assert_eq!(compress(5, &src, &mut c), 0, "cap {cap}");
         }
-        let mut c = vec![0u8; full];
+        let mut c = vec![0u8; full + 1];
         assert_eq!(compress(5, &src, &mut c), full);
         assert_eq!(compress(0, &src, &mut c), 0);
     }
 
     #[test]
     fn stream_ending_with_a_match_is_not_copied() {
-        // Literal "abcd", then a match (len 3, dist 4) with no control byte after it.
-        let s = [0x23, b'a', b'b', b'c', b'd', 0x20, 3];
+        // Literal "abcd", then a long match (len 9 + 1, dist 4) with nothing after it.
+        let s = [0x23, b'a', b'b', b'c', b'd', 0xe0, 1, 3];
         let mut d = [0u8; 16];
         assert_eq!(decompress(&s, &mut d).unwrap(), 4);
         // Same with a literal after it: the match is copied.
-        let s = [0x23, b'a', b'b', b'c', b'd', 0x20, 3, 0, b'e'];
-        assert_eq!(decompress(&s, &mut d).unwrap(), 8);
-        assert_eq!(&d[..8], b"abcdabce");
+        let s = [0x23, b'a', b'b', b'c', b'd', 0xe0, 1, 3, 0, b'e'];
+        assert_eq!(decompress(&s, &mut d).unwrap(), 15);
+        assert_eq!(&d[..15], b"abcdabcdabcdabe");
+        // A short near match needs one more byte after its distance byte, as in C.
+        assert!(decompress(&[0x23, b'a', b'b', b'c', b'd', 0x20, 3], &mut d).is_err());
     }
 
     #[test]
@@ -665,10 +720,23 @@ mod tests {
         }
     }
 
+    /// One line of `tests/data/blosclz/golden.txt`.
+    struct Golden {
+        name: String,
+        clevel: u8,
+        maxout: usize,
+        input: Vec<u8>,
+        /// Empty where C-Blosc2 returned 0.
+        expected: Vec<u8>,
+    }
+
     /// Parses `tests/data/blosclz/golden.txt` (written by `gen_golden.py` from C-Blosc2 3.3.5).
-    fn golden_cases() -> Vec<(String, u8, usize, Vec<u8>, Vec<u8>)> {
+    fn golden_cases() -> Vec<Golden> {
         fn unhex(s: &str) -> Vec<u8> {
-            (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+            (0..s.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+                .collect()
         }
         include_str!("../../tests/data/blosclz/golden.txt")
             .lines()
@@ -676,7 +744,13 @@ mod tests {
             .map(|l| {
                 let f: Vec<&str> = l.split(' ').collect();
                 assert_eq!(f.len(), 5, "bad golden line");
-                (f[0].to_string(), f[1].parse().unwrap(), f[2].parse().unwrap(), unhex(f[3]), unhex(f[4].trim_start_matches('-')))
+                Golden {
+                    name: f[0].to_string(),
+                    clevel: f[1].parse().unwrap(),
+                    maxout: f[2].parse().unwrap(),
+                    input: unhex(f[3]),
+                    expected: unhex(f[4].trim_start_matches('-')),
+                }
             })
             .collect()
     }
@@ -685,13 +759,24 @@ mod tests {
     fn golden_vectors_from_c_blosc2() {
         let cases = golden_cases();
         assert!(cases.len() >= 10);
-        for (name, clevel, maxout, input, expected) in cases {
+        for Golden {
+            name,
+            clevel,
+            maxout,
+            input,
+            expected,
+        } in cases
+        {
             let mut c = vec![0u8; maxout];
             let n = compress(clevel, &input, &mut c);
             assert_eq!(&c[..n], &expected[..], "{name}: compressed bytes differ");
             if n > 0 {
                 let mut d = vec![0u8; input.len()];
-                assert_eq!(decompress(&expected, &mut d).unwrap(), input.len(), "{name}");
+                assert_eq!(
+                    decompress(&expected, &mut d).unwrap(),
+                    input.len(),
+                    "{name}"
+                );
                 assert_eq!(d, input, "{name}");
             }
         }
