@@ -1,1 +1,55 @@
-fn main() {}
+//! `strata`: compress, decompress, inspect and benchmark Blosc2 chunks from the command line.
+//!
+//! A thin layer on the `strata` library: argument parsing, file I/O and printing; every byte
+//! of a chunk is made and read by the library.
+//!
+//! Exit status: 0 on success, 1 on a runtime error (the message names the file and what is
+//! wrong), 2 on a usage error.
+
+mod bench;
+mod chunk_cmd;
+mod input;
+mod options;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Compress, inspect and benchmark Blosc2 data; every chunk written opens in C-Blosc2 and
+/// python-blosc2, and theirs open here.
+#[derive(Debug, Parser)]
+#[command(name = "strata", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// One Blosc2 chunk: compress, decompress, info, getitem.
+    #[command(subcommand)]
+    Chunk(chunk_cmd::ChunkCommand),
+    /// Measure cratio and speed of a sweep of parameters over a file held in memory.
+    Bench(bench::BenchArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Chunk(cmd) => chunk_cmd::run(cmd),
+        Command::Bench(args) => bench::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("strata: error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Ends the program with a usage error (exit status 2), as clap does for bad arguments, for
+/// the argument checks clap cannot express.
+fn usage_error(msg: impl std::fmt::Display) -> ! {
+    use clap::CommandFactory;
+    Cli::command().error(clap::error::ErrorKind::ValueValidation, msg).exit()
+}

@@ -1,0 +1,207 @@
+//! `strata bench`: cratio and speed of a sweep of parameters over one file, split into chunks
+//! held in memory. Each configuration: one warm-up pass (which also checks the round trip),
+//! then the median of `--runs` timed passes over all chunks. Speeds are in GB/s (10^9 bytes)
+//! of uncompressed data.
+
+use crate::input::read_input;
+use crate::options::{filter_slots, parse_codec, parse_filter, CodecChoice, FilterSpec};
+use anyhow::{bail, Context, Result};
+use clap::{value_parser, Args};
+use serde_json::json;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use strata::chunk::{compress, decompress, max_compressed_len, CParams};
+use strata::format::chunk::{filter_id, MAX_BUFFERSIZE};
+
+/// Arguments of `strata bench`. Every list option repeats (`--codec lz4 --codec zstd`); the
+/// sweep is their product.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Raw bytes, or a C-order .npy file.
+    file: PathBuf,
+    /// One JSON object per configuration and line, instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Codecs to sweep [default: blosclz, lz4, lz4hc, zlib, zstd].
+    #[arg(long = "codec", value_name = "CODEC", value_parser = parse_codec)]
+    codecs: Vec<CodecChoice>,
+    /// Compression levels to sweep [default: 1, 5, 9].
+    #[arg(long = "clevel", value_name = "CLEVEL", value_parser = value_parser!(u8).range(0..=9))]
+    clevels: Vec<u8>,
+    /// Filters to sweep, one per configuration, in slot 0 [default: noshuffle, shuffle, bitshuffle].
+    #[arg(long = "filter", value_name = "FILTER", value_parser = parse_filter)]
+    filters: Vec<FilterSpec>,
+    /// Item sizes to sweep [default: the .npy dtype's, else 4].
+    #[arg(long = "typesize", value_name = "TYPESIZE", value_parser = value_parser!(u64).range(1..))]
+    typesizes: Vec<u64>,
+    /// Bytes per chunk (the last chunk may be shorter).
+    #[arg(long, default_value_t = 4 << 20, value_parser = value_parser!(u64).range(1..=MAX_BUFFERSIZE as u64))]
+    chunk_bytes: u64,
+    /// Timed passes per configuration, after one warm-up; the median is reported.
+    #[arg(long, default_value_t = 5, value_parser = value_parser!(u64).range(1..))]
+    runs: u64,
+}
+
+/// Threads used for compression and decompression (parallel chunks come later).
+const NTHREADS: usize = 1;
+
+/// What one configuration measured.
+struct Measurement {
+    nbytes: usize,
+    cbytes: usize,
+    compress: Duration,
+    decompress: Duration,
+}
+
+/// Runs the sweep and prints one table row or JSON line per configuration.
+///
+/// # Errors
+/// Unreadable or empty input; a compression or decompression failure; a lossless round trip
+/// that does not give the input back.
+pub fn run(args: &BenchArgs) -> Result<()> {
+    let input = read_input(&args.file, u64::MAX)?;
+    let name = args.file.display();
+    if input.data.is_empty() {
+        bail!("{name}: the file holds no data to measure");
+    }
+    let chunk_bytes = usize::try_from(args.chunk_bytes)?;
+    let chunks: Vec<&[u8]> = input.data.chunks(chunk_bytes).collect();
+    let codecs = or_default(&args.codecs, &["blosclz", "lz4", "lz4hc", "zlib", "zstd"], parse_codec);
+    let filters = or_default(&args.filters, &["noshuffle", "shuffle", "bitshuffle"], parse_filter);
+    let clevels = if args.clevels.is_empty() { vec![1, 5, 9] } else { args.clevels.clone() };
+    let typesizes: Vec<usize> = if args.typesizes.is_empty() {
+        vec![input.typesize.unwrap_or(4)]
+    } else {
+        args.typesizes.iter().map(|&t| usize::try_from(t).unwrap_or(usize::MAX)).collect()
+    };
+    let runs = usize::try_from(args.runs)?;
+
+    let mut out = std::io::stdout().lock();
+    if !args.json {
+        writeln!(
+            out,
+            "{:<8} {:>6} {:<14} {:>8} {:>12} {:>12} {:>8} {:>14} {:>16}",
+            "codec", "clevel", "filter", "typesize", "nbytes", "cbytes", "cratio", "compress GB/s", "decompress GB/s"
+        )?;
+    }
+    for codec in &codecs {
+        for &clevel in &clevels {
+            for filter in &filters {
+                for &typesize in &typesizes {
+                    let (filters, filters_meta) = filter_slots(std::slice::from_ref(filter), typesize)?;
+                    let cparams =
+                        CParams { codec: codec.id, clevel, typesize, filters, filters_meta, ..CParams::default() };
+                    let config = format!("{} clevel {clevel} {} typesize {typesize}", codec.name, filter.text);
+                    let lossy = filter.id == filter_id::TRUNC_PREC;
+                    let m = measure(&cparams, &chunks, runs, lossy).with_context(|| format!("{name}: {config}"))?;
+                    let cratio = m.nbytes as f64 / m.cbytes as f64;
+                    let gbps = |t: Duration| m.nbytes as f64 / t.as_secs_f64() / 1e9;
+                    if args.json {
+                        let row = json!({
+                            "codec": codec.name,
+                            "clevel": clevel,
+                            "filter": filter.text,
+                            "typesize": typesize,
+                            "nthreads": NTHREADS,
+                            "chunk_bytes": chunk_bytes,
+                            "nbytes": m.nbytes,
+                            "cbytes": m.cbytes,
+                            "cratio": cratio,
+                            "compress_gbps": gbps(m.compress),
+                            "decompress_gbps": gbps(m.decompress),
+                        });
+                        writeln!(out, "{row}")?;
+                    } else {
+                        writeln!(
+                            out,
+                            "{:<8} {clevel:>6} {:<14} {typesize:>8} {:>12} {:>12} {cratio:>8.2} {:>14.3} {:>16.3}",
+                            codec.name,
+                            filter.text,
+                            m.nbytes,
+                            m.cbytes,
+                            gbps(m.compress),
+                            gbps(m.decompress)
+                        )?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The values given, or the defaults parsed with `parse`.
+fn or_default<T: Clone>(given: &[T], defaults: &[&str], parse: fn(&str) -> Result<T, String>) -> Vec<T> {
+    if given.is_empty() {
+        defaults.iter().filter_map(|s| parse(s).ok()).collect()
+    } else {
+        given.to_vec()
+    }
+}
+
+/// Compresses and decompresses every chunk: a warm-up pass (checking the round trip unless
+/// `lossy`), then `runs` timed passes each way.
+fn measure(cparams: &CParams, chunks: &[&[u8]], runs: usize, lossy: bool) -> Result<Measurement> {
+    let mut compressed: Vec<Vec<u8>> = chunks.iter().map(|c| vec![0u8; max_compressed_len(c.len())]).collect();
+    let mut sizes = vec![0usize; chunks.len()];
+    compress_all(cparams, chunks, &mut compressed, &mut sizes)?;
+    let mut compress_times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        compress_times.push(compress_all(cparams, chunks, &mut compressed, &mut sizes)?);
+    }
+
+    let mut scratch = vec![0u8; chunks.iter().map(|c| c.len()).max().unwrap_or(0)];
+    for (nchunk, (chunk, (c, &size))) in chunks.iter().zip(compressed.iter().zip(&sizes)).enumerate() {
+        let n = decompress(&c[..size], &mut scratch)?;
+        if !lossy && scratch[..n] != **chunk {
+            bail!("chunk {nchunk} does not decompress to its input");
+        }
+    }
+    let mut decompress_times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let start = Instant::now();
+        for (c, &size) in compressed.iter().zip(&sizes) {
+            decompress(&c[..size], &mut scratch)?;
+        }
+        decompress_times.push(start.elapsed());
+    }
+    Ok(Measurement {
+        nbytes: chunks.iter().map(|c| c.len()).sum(),
+        cbytes: sizes.iter().sum(),
+        compress: median(compress_times),
+        decompress: median(decompress_times),
+    })
+}
+
+fn compress_all(cparams: &CParams, chunks: &[&[u8]], out: &mut [Vec<u8>], sizes: &mut [usize]) -> Result<Duration> {
+    let start = Instant::now();
+    for ((chunk, dst), size) in chunks.iter().zip(out.iter_mut()).zip(sizes.iter_mut()) {
+        *size = compress(cparams, chunk, dst)?;
+    }
+    Ok(start.elapsed())
+}
+
+/// The median of `times` (the mean of the middle two for an even count); `times` is not empty.
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort_unstable();
+    let mid = times.len() / 2;
+    if times.len() % 2 == 0 {
+        (times[mid - 1] + times[mid]) / 2
+    } else {
+        times[mid]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::median;
+    use std::time::Duration;
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        let ms = |v: &[u64]| v.iter().map(|&m| Duration::from_millis(m)).collect::<Vec<_>>();
+        assert_eq!(median(ms(&[5, 1, 3])), Duration::from_millis(3));
+        assert_eq!(median(ms(&[4, 1, 3, 2])), Duration::from_millis(2) + Duration::from_micros(500));
+    }
+}

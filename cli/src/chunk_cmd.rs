@@ -1,0 +1,254 @@
+//! `strata chunk ...`: one Blosc2 chunk per file.
+
+use crate::input::read_input;
+use crate::options::{filter_slots, parse_codec, parse_filter, CodecChoice, FilterSpec, SplitArg};
+use crate::usage_error;
+use anyhow::{Context, Result};
+use clap::{value_parser, Args, Subcommand};
+use serde_json::json;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use strata::chunk::{compress_vec, decompress_vec, CParams, Decoder};
+use strata::format::chunk::{
+    ChunkHeader, B2FLAG_BIGENDIAN, B2FLAG_INSTR_CODEC, B2FLAG_LAZY, B2FLAG_USEDICT, EXTENDED_HEADER_LENGTH,
+    FLAG_BITSHUFFLE, FLAG_DELTA, FLAG_DONT_SPLIT, FLAG_MEMCPYED, FLAG_SHUFFLE, MAX_BUFFERSIZE,
+};
+use strata::registry::Registry;
+
+/// The `chunk` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ChunkCommand {
+    /// Compress a raw or .npy file into one Blosc2 chunk.
+    Compress(CompressArgs),
+    /// Decompress one chunk (any version C-Blosc2 reads, Blosc1 included) to raw bytes.
+    Decompress {
+        /// The chunk file.
+        input: PathBuf,
+        /// Where to write the raw bytes.
+        output: PathBuf,
+    },
+    /// Print what a chunk's header says.
+    Info {
+        /// The chunk file.
+        input: PathBuf,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Decompress items [start, start + nitems) of a chunk, reading only the blocks that hold them.
+    Getitem {
+        /// The chunk file.
+        input: PathBuf,
+        /// First item (items are typesize bytes, as the header stores it).
+        #[arg(long)]
+        start: usize,
+        /// Number of items.
+        #[arg(long)]
+        nitems: usize,
+        /// Where to write the items' bytes.
+        output: PathBuf,
+    },
+}
+
+/// Arguments of `strata chunk compress`; defaults are C-Blosc2's.
+#[derive(Debug, Args)]
+pub struct CompressArgs {
+    /// Codec: blosclz, lz4, lz4hc, zlib or zstd.
+    #[arg(long, default_value = "blosclz", value_parser = parse_codec)]
+    codec: CodecChoice,
+    /// Compression level, 0 (store raw) to 9.
+    #[arg(long, default_value_t = 5, value_parser = value_parser!(u8).range(0..=9))]
+    clevel: u8,
+    /// A filter for the next slot, from slot 0: noshuffle, shuffle, bitshuffle, delta,
+    /// trunc_prec[:BITS], bytedelta[:TYPESIZE]. Without any: shuffle in slot 5.
+    #[arg(long = "filter", value_name = "FILTER", value_parser = parse_filter)]
+    filters: Vec<FilterSpec>,
+    /// Item size in bytes [default: the .npy dtype's, else 8].
+    #[arg(long, value_parser = value_parser!(u64).range(1..))]
+    typesize: Option<u64>,
+    /// Block size in bytes; 0 chooses it as C-Blosc2 does.
+    #[arg(long, default_value_t = 0)]
+    blocksize: usize,
+    /// How blocks are split into streams.
+    #[arg(long, value_enum, default_value_t = SplitArg::ForwardCompat)]
+    splitmode: SplitArg,
+    /// Train a zstd dictionary and store it in the chunk (zstd only).
+    #[arg(long)]
+    dict: bool,
+    /// Worker threads (accepted; Strata compresses on one thread for now and says so).
+    #[arg(long, default_value_t = 1, value_parser = value_parser!(u16).range(1..))]
+    nthreads: u16,
+    /// Raw bytes, or a C-order .npy file.
+    input: PathBuf,
+    /// Where to write the chunk.
+    output: PathBuf,
+}
+
+/// Runs one `chunk` subcommand.
+///
+/// # Errors
+/// Unreadable or invalid input, unwritable output; the message names the file.
+pub fn run(cmd: ChunkCommand) -> Result<()> {
+    match cmd {
+        ChunkCommand::Compress(args) => compress(&args),
+        ChunkCommand::Decompress { input, output } => {
+            let chunk = read(&input)?;
+            let data = decompress_vec(&chunk).with_context(|| format!("cannot decompress {}", input.display()))?;
+            write(&output, &data)
+        }
+        ChunkCommand::Info { input, json } => info(&input, json),
+        ChunkCommand::Getitem { input, start, nitems, output } => {
+            let chunk = read(&input)?;
+            let context = || format!("cannot get items from {}", input.display());
+            let decoder = Decoder::new(Registry::global(), &chunk).with_context(context)?;
+            // A range beyond the chunk gets no buffer: the library reports it as an index error.
+            let h = &decoder.header;
+            let len = nitems.checked_mul(h.typesize).filter(|&n| n <= h.nbytes).unwrap_or(0);
+            let mut items = vec![0u8; len];
+            decoder.getitem(start, nitems, &mut items).with_context(context)?;
+            write(&output, &items)
+        }
+    }
+}
+
+fn read(path: &Path) -> Result<Vec<u8>> {
+    fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<()> {
+    fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn compress(args: &CompressArgs) -> Result<()> {
+    if args.nthreads > 1 {
+        eprintln!("strata: note: compressing on 1 thread; --nthreads {} is for a later version", args.nthreads);
+    }
+    let input = read_input(&args.input, MAX_BUFFERSIZE as u64)?;
+    let typesize = match args.typesize {
+        Some(t) => usize::try_from(t).unwrap_or(usize::MAX),
+        None => input.typesize.unwrap_or(CParams::default().typesize),
+    };
+    let (filters, filters_meta) = filter_slots(&args.filters, typesize).unwrap_or_else(|e| usage_error(e));
+    let cparams = CParams {
+        codec: args.codec.id,
+        clevel: args.clevel,
+        typesize,
+        blocksize: args.blocksize,
+        splitmode: args.splitmode.into(),
+        filters,
+        filters_meta,
+        use_dict: args.dict,
+        ..CParams::default()
+    };
+    let chunk =
+        compress_vec(&cparams, &input.data).with_context(|| format!("cannot compress {}", args.input.display()))?;
+    write(&args.output, &chunk)
+}
+
+/// Names of the set bits of the header's `flags` byte.
+fn flag_names(h: &ChunkHeader) -> Vec<String> {
+    let mut names = Vec::new();
+    if h.header_len == EXTENDED_HEADER_LENGTH {
+        names.push("extended_header".to_owned());
+    } else {
+        for (bit, name) in [(FLAG_SHUFFLE, "shuffle"), (FLAG_BITSHUFFLE, "bitshuffle")] {
+            if h.flags & bit != 0 {
+                names.push(name.to_owned());
+            }
+        }
+    }
+    for (bit, name) in [(FLAG_MEMCPYED, "memcpyed"), (FLAG_DELTA, "delta"), (FLAG_DONT_SPLIT, "dont_split")] {
+        if h.flags & bit != 0 {
+            names.push(name.to_owned());
+        }
+    }
+    names.push(format!("codec_format={}", h.flags >> 5));
+    names
+}
+
+/// Names of the set bits of the header's `blosc2_flags` byte.
+fn blosc2_flag_names(h: &ChunkHeader) -> Vec<String> {
+    let bits = [
+        (B2FLAG_USEDICT, "use_dict"),
+        (B2FLAG_BIGENDIAN, "big_endian"),
+        (B2FLAG_LAZY, "lazy"),
+        (B2FLAG_INSTR_CODEC, "instr_codec"),
+    ];
+    let mut names: Vec<String> =
+        bits.iter().filter(|(bit, _)| h.blosc2_flags & bit != 0).map(|(_, name)| (*name).to_owned()).collect();
+    if (h.blosc2_flags >> 4) & 0x07 != 0 {
+        names.push(format!("special={}", h.special.name()));
+    }
+    names
+}
+
+fn info(path: &Path, as_json: bool) -> Result<()> {
+    let chunk = read(path)?;
+    let h = ChunkHeader::parse(&chunk).with_context(|| format!("{}: not a Blosc2 chunk", path.display()))?;
+    let registry = Registry::global();
+    let filters: Vec<(usize, u8, String, u8)> = h
+        .filters
+        .iter()
+        .zip(&h.filters_meta)
+        .enumerate()
+        .filter(|(_, (&id, _))| id != 0)
+        .map(|(slot, (&id, &meta))| {
+            let name = registry.filter(id).map_or_else(|_| format!("id{id}"), |f| f.name().to_owned());
+            (slot, id, name, meta)
+        })
+        .collect();
+    let split = !h.dont_split();
+    let mut out = std::io::stdout().lock();
+    if as_json {
+        let filters: Vec<_> = filters
+            .iter()
+            .map(|(slot, id, name, meta)| json!({"slot": slot, "id": id, "name": name, "meta": meta}))
+            .collect();
+        let obj = json!({
+            "version": h.version,
+            "versionlz": h.versionlz,
+            "flags": h.flags,
+            "flag_names": flag_names(&h),
+            "header_len": h.header_len,
+            "typesize": h.typesize,
+            "nbytes": h.nbytes,
+            "cbytes": h.cbytes,
+            "blocksize": h.blocksize,
+            "nblocks": h.nblocks(),
+            "codec": h.codec_name(),
+            "codec_id": h.compcode,
+            "codec_meta": h.compcode_meta,
+            "filters": filters,
+            "blosc2_flags": h.blosc2_flags,
+            "blosc2_flag_names": blosc2_flag_names(&h),
+            "special": h.special.name(),
+            "split": split,
+        });
+        writeln!(out, "{obj}")?;
+        return Ok(());
+    }
+    let filters = if filters.is_empty() {
+        "none".to_owned()
+    } else {
+        let parts: Vec<String> = filters
+            .iter()
+            .map(|(slot, id, name, meta)| format!("slot {slot}: {name} (id {id}, meta {meta})"))
+            .collect();
+        parts.join(", ")
+    };
+    let cratio = if h.cbytes == 0 { 0.0 } else { h.nbytes as f64 / h.cbytes as f64 };
+    writeln!(out, "version:      {} (codec format version {}, {}-byte header)", h.version, h.versionlz, h.header_len)?;
+    writeln!(out, "flags:        {:#04x} {}", h.flags, flag_names(&h).join(" "))?;
+    writeln!(out, "blosc2_flags: {:#04x} {}", h.blosc2_flags, blosc2_flag_names(&h).join(" "))?;
+    writeln!(out, "typesize:     {}", h.typesize)?;
+    writeln!(out, "nbytes:       {}", h.nbytes)?;
+    writeln!(out, "cbytes:       {} (cratio {cratio:.3})", h.cbytes)?;
+    writeln!(out, "blocksize:    {}", h.blocksize)?;
+    writeln!(out, "nblocks:      {}", h.nblocks())?;
+    writeln!(out, "codec:        {} (id {}, meta {})", h.codec_name(), h.compcode, h.compcode_meta)?;
+    writeln!(out, "filters:      {filters}")?;
+    writeln!(out, "special:      {}", h.special.name())?;
+    writeln!(out, "split:        {}", if split { "yes" } else { "no" })?;
+    Ok(())
+}

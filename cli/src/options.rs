@@ -1,0 +1,175 @@
+//! Command-line names → library parameters: codecs, filters and split modes, spelled as
+//! C-Blosc2 and python-blosc2 spell them. Names are looked up in the library's registry, so
+//! every registered codec and filter is reachable.
+
+use anyhow::{anyhow, Result};
+use clap::ValueEnum;
+use strata::chunk::{CParams, SplitMode};
+use strata::format::chunk::{filter_id, MAX_FILTERS};
+use strata::registry::Registry;
+
+/// A codec chosen by name.
+#[derive(Debug, Clone)]
+pub struct CodecChoice {
+    /// Blosc2 codec ID (`compcode`).
+    pub id: u8,
+    /// The name as given (and as the registry spells it).
+    pub name: String,
+}
+
+/// Parses a codec name (`blosclz`, `lz4`, `lz4hc`, `zlib`, `zstd`, or a registered plugin).
+pub fn parse_codec(s: &str) -> Result<CodecChoice, String> {
+    let registry = Registry::global();
+    match registry.codec_by_name(s) {
+        Ok(codec) => Ok(CodecChoice { id: codec.id(), name: s.to_owned() }),
+        Err(_) => {
+            let known: Vec<String> = registry
+                .codec_ids()
+                .into_iter()
+                .filter_map(|id| registry.codec(id).ok().map(|c| c.name().to_owned()))
+                .collect();
+            Err(format!("unknown codec {s:?} (known: {})", known.join(", ")))
+        }
+    }
+}
+
+/// Name of the "no filter" choice, as python-blosc2's `Filter.NOFILTER` / Blosc1's `NOSHUFFLE`.
+const NOSHUFFLE: &str = "noshuffle";
+
+/// One filter slot chosen on the command line: `NAME[:META]`.
+#[derive(Debug, Clone)]
+pub struct FilterSpec {
+    /// Blosc2 filter ID (0 = no filter).
+    pub id: u8,
+    /// The meta byte, if given.
+    pub meta: Option<u8>,
+    /// The text as given, for reports.
+    pub text: String,
+}
+
+/// Parses `NAME[:META]`: `noshuffle`, `shuffle`, `bitshuffle`, `delta`, `trunc_prec[:BITS]`
+/// (BITS an int8: > 0 mantissa bits kept, < 0 bits zeroed), `bytedelta[:TYPESIZE]`, or any
+/// registered filter. META is 0–255, except for `trunc_prec`.
+pub fn parse_filter(s: &str) -> Result<FilterSpec, String> {
+    let (name, meta) = match s.split_once(':') {
+        Some((name, meta)) => (name, Some(meta)),
+        None => (s, None),
+    };
+    let registry = Registry::global();
+    let id = if name == NOSHUFFLE {
+        filter_id::NOFILTER
+    } else {
+        registry.filter_by_name(name).map(|f| f.id()).map_err(|_| {
+            let mut known = vec![NOSHUFFLE.to_owned()];
+            known.extend(
+                registry
+                    .filter_ids()
+                    .into_iter()
+                    .filter_map(|id| registry.filter(id).ok().map(|f| f.name().to_owned())),
+            );
+            format!("unknown filter {name:?} (known: {})", known.join(", "))
+        })?
+    };
+    let meta = match meta {
+        None => None,
+        Some(_) if id == filter_id::NOFILTER => return Err(format!("{NOSHUFFLE} takes no meta, got {s:?}")),
+        Some(m) if id == filter_id::TRUNC_PREC => {
+            let bits: i8 = m.parse().map_err(|_| format!("trunc_prec meta {m:?} is not an int8 (-128 to 127)"))?;
+            Some(bits.to_le_bytes()[0])
+        }
+        Some(m) => Some(m.parse().map_err(|_| format!("{name} meta {m:?} is not 0 to 255"))?),
+    };
+    Ok(FilterSpec { id, meta, text: s.to_owned() })
+}
+
+/// The filter slots for `specs`: slot 0 onwards in the order given, as python-blosc2 fills
+/// them; no specs gives C-Blosc2's default (shuffle in slot 5). A bytedelta without meta gets
+/// the typesize, as python-blosc2 gives it.
+///
+/// # Errors
+/// More than six specs; a bytedelta without meta when the typesize does not fit its meta byte.
+pub fn filter_slots(specs: &[FilterSpec], typesize: usize) -> Result<([u8; MAX_FILTERS], [u8; MAX_FILTERS])> {
+    if specs.is_empty() {
+        let defaults = CParams::default();
+        return Ok((defaults.filters, defaults.filters_meta));
+    }
+    if specs.len() > MAX_FILTERS {
+        return Err(anyhow!("{} filters given, a chunk has {MAX_FILTERS} filter slots", specs.len()));
+    }
+    let mut filters = [filter_id::NOFILTER; MAX_FILTERS];
+    let mut metas = [0; MAX_FILTERS];
+    for (slot, spec) in specs.iter().enumerate() {
+        filters[slot] = spec.id;
+        metas[slot] = match spec.meta {
+            Some(meta) => meta,
+            None if matches!(spec.id, filter_id::BYTEDELTA | filter_id::BYTEDELTA_BUGGY) => u8::try_from(typesize)
+                .map_err(|_| {
+                    anyhow!("typesize {typesize} does not fit bytedelta's meta byte: give it as {}:N", spec.text)
+                })?,
+            None => 0,
+        };
+    }
+    Ok((filters, metas))
+}
+
+/// Blosc2 split modes, as `BLOSC_*_SPLIT`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SplitArg {
+    /// Always one stream per byte of the item.
+    Always,
+    /// Never split.
+    Never,
+    /// Split when it usually pays off.
+    Auto,
+    /// As auto; C-Blosc2's default.
+    ForwardCompat,
+}
+
+impl From<SplitArg> for SplitMode {
+    fn from(arg: SplitArg) -> Self {
+        match arg {
+            SplitArg::Always => SplitMode::Always,
+            SplitArg::Never => SplitMode::Never,
+            SplitArg::Auto => SplitMode::Auto,
+            SplitArg::ForwardCompat => SplitMode::ForwardCompat,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(s: &str) -> FilterSpec {
+        parse_filter(s).unwrap()
+    }
+
+    #[test]
+    fn filters_fill_from_slot_zero() {
+        let (f, m) = filter_slots(&[spec("delta"), spec("shuffle")], 4).unwrap();
+        assert_eq!((f, m), ([3, 1, 0, 0, 0, 0], [0; 6]));
+        let (f, m) = filter_slots(&[spec("noshuffle")], 4).unwrap();
+        assert_eq!((f, m), ([0; 6], [0; 6]));
+        assert_eq!(filter_slots(&[], 4).unwrap().0, [0, 0, 0, 0, 0, 1]);
+    }
+
+    #[test]
+    fn filter_metas() {
+        assert_eq!(spec("trunc_prec:-3").meta, Some(0xfd));
+        assert_eq!(spec("trunc_prec:10").meta, Some(10));
+        let (f, m) = filter_slots(&[spec("shuffle"), spec("bytedelta")], 8).unwrap();
+        assert_eq!((f[1], m[1]), (35, 8));
+        assert_eq!(filter_slots(&[spec("bytedelta:2")], 8).unwrap().1[0], 2);
+        assert!(filter_slots(&[spec("bytedelta")], 300).is_err());
+        assert!(parse_filter("trunc_prec:200").is_err());
+        assert!(parse_filter("noshuffle:1").is_err());
+        assert!(parse_filter("shuffl").unwrap_err().contains("known: noshuffle, shuffle"));
+        assert!(filter_slots(&vec![spec("shuffle"); 7], 8).is_err());
+    }
+
+    #[test]
+    fn codecs_by_name() {
+        assert_eq!(parse_codec("zstd").unwrap().id, 5);
+        assert!(parse_codec("snappy").unwrap_err().contains("blosclz"));
+    }
+}

@@ -1,0 +1,430 @@
+//! The `strata` binary end to end: every subcommand, usage errors (exit 2), runtime errors
+//! (exit 1, message naming the file), `.npy` input, and no panic on corrupt chunks.
+
+use std::process::{Command, Output};
+use tempfile::TempDir;
+
+fn strata(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_strata")).args(args).output().expect("the strata binary runs")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[track_caller]
+fn ok(out: &Output) -> String {
+    assert!(out.status.success(), "strata failed: {}", stderr(out));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[track_caller]
+fn fails_with(out: &Output, code: i32, needle: &str) {
+    assert_eq!(out.status.code(), Some(code), "stderr: {}", stderr(out));
+    assert!(stderr(out).contains(needle), "{needle:?} not in stderr: {}", stderr(out));
+}
+
+/// 40 000 little-endian u32 values with some structure.
+fn sample() -> Vec<u8> {
+    (0..40_000u32).flat_map(|i| (i / 3).to_le_bytes()).collect()
+}
+
+/// A version 1.0 `.npy` file as numpy writes it; `descr` is a Python literal.
+fn npy(descr: &str, shape: &str, fortran: bool, data: &[u8]) -> Vec<u8> {
+    let order = if fortran { "True" } else { "False" };
+    let mut dict = format!("{{'descr': {descr}, 'fortran_order': {order}, 'shape': {shape}, }}");
+    while (10 + dict.len() + 1) % 64 != 0 {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&u16::try_from(dict.len()).unwrap().to_le_bytes());
+    out.extend_from_slice(dict.as_bytes());
+    out.extend_from_slice(data);
+    out
+}
+
+struct Dir(TempDir);
+
+impl Dir {
+    fn new() -> Self {
+        Dir(tempfile::tempdir().unwrap())
+    }
+    /// Writes `bytes` to a new file; returns its path.
+    fn file(&self, name: &str, bytes: &[u8]) -> String {
+        let p = self.path(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+    fn path(&self, name: &str) -> String {
+        self.0.path().join(name).to_str().expect("temporary paths are UTF-8").to_owned()
+    }
+}
+
+fn read(p: &str) -> Vec<u8> {
+    std::fs::read(p).unwrap()
+}
+
+fn info_json(chunk: &str) -> serde_json::Value {
+    serde_json::from_str(&ok(&strata(&["chunk", "info", chunk, "--json"]))).unwrap()
+}
+
+#[test]
+fn round_trip_every_codec_and_split_mode() {
+    let d = Dir::new();
+    let data = sample();
+    let input = d.file("in.raw", &data);
+    let (chunk, back) = (d.path("c.b2"), d.path("back.raw"));
+    for codec in ["blosclz", "lz4", "lz4hc", "zlib", "zstd"] {
+        for split in ["always", "never", "auto", "forward-compat"] {
+            ok(&strata(&[
+                "chunk",
+                "compress",
+                "--codec",
+                &codec,
+                "--clevel",
+                "9",
+                "--typesize",
+                "4",
+                "--splitmode",
+                &split,
+                &input,
+                &chunk,
+            ]));
+            ok(&strata(&["chunk", "decompress", &chunk, &back]));
+            assert_eq!(read(&back), data, "{codec} {split}");
+            // LZ4HC writes the LZ4 format: the header's format code says lz4, byte 22 says lz4hc.
+            let named = info_json(&chunk)["codec"].as_str().unwrap().to_owned();
+            assert!(named == codec || (codec, named.as_str()) == ("lz4hc", "lz4"), "{codec} chunk named {named}");
+        }
+    }
+}
+
+#[test]
+fn compress_defaults_are_cblosc2_defaults() {
+    let d = Dir::new();
+    let input = d.file("in.raw", &sample());
+    let chunk = d.path("c.b2");
+    ok(&strata(&["chunk", "compress", &input, &chunk]));
+    let info = info_json(&chunk);
+    assert_eq!(info["codec"], "blosclz");
+    assert_eq!(info["typesize"], 8);
+    assert_eq!(info["version"], 5);
+    assert_eq!(info["filters"], serde_json::json!([{"slot": 5, "id": 1, "name": "shuffle", "meta": 0}]));
+}
+
+#[test]
+fn filters_fill_slots_from_zero() {
+    let d = Dir::new();
+    let data = sample();
+    let input = d.file("in.raw", &data);
+    let (chunk, back) = (d.path("c.b2"), d.path("back.raw"));
+    ok(&strata(&[
+        "chunk",
+        "compress",
+        "--typesize",
+        "4",
+        "--filter",
+        "delta",
+        "--filter",
+        "shuffle",
+        "--filter",
+        "bytedelta",
+        &input,
+        &chunk,
+    ]));
+    let f = &info_json(&chunk)["filters"];
+    let slots: Vec<(u64, &str, u64)> = f
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["slot"].as_u64().unwrap(), x["name"].as_str().unwrap(), x["meta"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(slots, [(0, "delta", 0), (1, "shuffle", 0), (2, "bytedelta", 4)]);
+    ok(&strata(&["chunk", "decompress", &chunk, &back]));
+    assert_eq!(read(&back), data);
+
+    ok(&strata(&["chunk", "compress", "--filter", "noshuffle", &input, &chunk]));
+    assert_eq!(info_json(&chunk)["filters"], serde_json::json!([]));
+    ok(&strata(&["chunk", "compress", "--typesize", "4", "--filter", "trunc_prec:-3", &input, &chunk]));
+    assert_eq!(info_json(&chunk)["filters"][0]["meta"], 253);
+}
+
+#[test]
+fn clevel_zero_and_dict_and_blocksize() {
+    let d = Dir::new();
+    let data = sample();
+    let input = d.file("in.raw", &data);
+    let (chunk, back) = (d.path("c.b2"), d.path("back.raw"));
+    ok(&strata(&["chunk", "compress", "--clevel", "0", &input, &chunk]));
+    assert_eq!(read(&chunk).len(), data.len() + 32);
+    assert!(info_json(&chunk)["flag_names"].as_array().unwrap().contains(&"memcpyed".into()));
+
+    ok(&strata(&[
+        "chunk",
+        "compress",
+        "--codec",
+        "zstd",
+        "--dict",
+        "--typesize",
+        "4",
+        "--blocksize",
+        "8192",
+        "--nthreads",
+        "1",
+        &input,
+        &chunk,
+    ]));
+    let info = info_json(&chunk);
+    assert_eq!(info["blocksize"], 8192);
+    assert_eq!(info["nblocks"], 20);
+    ok(&strata(&["chunk", "decompress", &chunk, &back]));
+    assert_eq!(read(&back), data);
+}
+
+#[test]
+fn info_text_names_every_field() {
+    let d = Dir::new();
+    let input = d.file("in.raw", &sample());
+    let chunk = d.path("c.b2");
+    ok(&strata(&["chunk", "compress", "--codec", "zstd", "--typesize", "4", &input, &chunk]));
+    let text = ok(&strata(&["chunk", "info", &chunk]));
+    for field in [
+        "version:",
+        "flags:",
+        "typesize:     4",
+        "nbytes:       160000",
+        "cbytes:",
+        "blocksize:",
+        "nblocks:",
+        "codec:        zstd",
+        "filters:      slot 5: shuffle",
+        "special:      none",
+        "split:",
+    ] {
+        assert!(text.contains(field), "{field:?} missing from:\n{text}");
+    }
+}
+
+#[test]
+fn getitem_matches_slices() {
+    let d = Dir::new();
+    let data = sample();
+    let input = d.file("in.raw", &data);
+    let (chunk, items) = (d.path("c.b2"), d.path("items.raw"));
+    // Small blocks and delta: items beyond block 0 need block 0 as reference.
+    ok(&strata(&[
+        "chunk",
+        "compress",
+        "--typesize",
+        "4",
+        "--blocksize",
+        "4096",
+        "--filter",
+        "delta",
+        "--filter",
+        "shuffle",
+        &input,
+        &chunk,
+    ]));
+    for (start, nitems) in [(0usize, 1usize), (1000, 2048), (39_999, 1), (5, 0)] {
+        ok(&strata(&[
+            "chunk",
+            "getitem",
+            &chunk,
+            "--start",
+            &start.to_string(),
+            "--nitems",
+            &nitems.to_string(),
+            &items,
+        ]));
+        assert_eq!(read(&items), &data[start * 4..(start + nitems) * 4], "start {start} nitems {nitems}");
+    }
+    let out = strata(&["chunk", "getitem", &chunk, "--start", "39999", "--nitems", "2", &items]);
+    fails_with(&out, 1, "index out of range");
+    let out = strata(&["chunk", "getitem", &chunk, "--start", "0", "--nitems", &u64::MAX.to_string(), &items]);
+    fails_with(&out, 1, "index out of range");
+}
+
+#[test]
+fn npy_input_gives_the_typesize() {
+    let d = Dir::new();
+    let data = sample();
+    let input = d.file("a.npy", &npy("'<f4'", "(200, 200)", false, &data));
+    let (chunk, back) = (d.path("c.b2"), d.path("back.raw"));
+    ok(&strata(&["chunk", "compress", "--codec", "lz4", &input, &chunk]));
+    assert_eq!(info_json(&chunk)["typesize"], 4);
+    ok(&strata(&["chunk", "decompress", &chunk, &back]));
+    assert_eq!(read(&back), data);
+    // An explicit typesize wins.
+    ok(&strata(&["chunk", "compress", "--typesize", "2", &input, &chunk]));
+    assert_eq!(info_json(&chunk)["typesize"], 2);
+    // Structured dtypes count all their bytes.
+    let rec = d.file("rec.npy", &npy("[('a', '<i8'), ('b', '<f4')]", "(4,)", false, &[7; 48]));
+    ok(&strata(&["chunk", "compress", &rec, &chunk]));
+    assert_eq!(info_json(&chunk)["typesize"], 12);
+}
+
+#[test]
+fn bad_npy_files_are_runtime_errors() {
+    let d = Dir::new();
+    let data = sample();
+    let chunk = d.path("c.b2");
+    let fortran = d.file("f.npy", &npy("'<f4'", "(200, 200)", true, &data));
+    fails_with(&strata(&["chunk", "compress", &fortran, &chunk]), 1, "Fortran order");
+    let short = d.file("short.npy", &npy("'<f4'", "(200, 201)", false, &data));
+    fails_with(&strata(&["chunk", "compress", &short, &chunk]), 1, "short.npy: the .npy header announces");
+    let garbage = d.file("g.npy", b"\x93NUMPY\x01\x00\xff\xffnot a dict");
+    fails_with(&strata(&["chunk", "compress", &garbage, &chunk]), 1, "g.npy: bad .npy header");
+}
+
+#[test]
+fn input_over_the_chunk_limit_names_it() {
+    let d = Dir::new();
+    let big = d.path("big.raw");
+    // Sparse: refused before a byte is read.
+    std::fs::File::create(&big).unwrap().set_len(2_147_483_616).unwrap();
+    let out = strata(&["chunk", "compress", &big, &d.path("c.b2")]);
+    fails_with(&out, 1, "big.raw: 2147483616 bytes exceed the Blosc2 chunk limit of 2147483615 bytes");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let d = Dir::new();
+    let input = d.file("in.raw", &sample());
+    let out = d.path("c.b2");
+    let cases: [&[&str]; 11] = [
+        &[],
+        &["chunk"],
+        &["chunk", "compress", &input],
+        &["chunk", "compress", "--codec", "snappy", &input, &out],
+        &["chunk", "compress", "--clevel", "10", &input, &out],
+        &["chunk", "compress", "--filter", "shufle", &input, &out],
+        &["chunk", "compress", "--filter", "trunc_prec:300", &input, &out],
+        &["chunk", "compress", "--splitmode", "sometimes", &input, &out],
+        &["chunk", "compress", "--typesize", "0", &input, &out],
+        &["chunk", "getitem", &out, "--start", "-1", "--nitems", "1", &out],
+        &["bench", &input, "--runs", "0"],
+    ];
+    for args in cases {
+        let res = strata(args);
+        assert_eq!(res.status.code(), Some(2), "{args:?}: {}", stderr(&res));
+    }
+    let mut seven = vec!["chunk", "compress"];
+    seven.extend(["--filter", "shuffle"].repeat(7));
+    seven.extend([input.as_str(), out.as_str()]);
+    fails_with(&strata(&seven), 2, "filter slots");
+}
+
+#[test]
+fn missing_and_unwritable_files_are_named() {
+    let d = Dir::new();
+    let missing = d.path("missing.b2");
+    for sub in ["decompress", "info"] {
+        let out = if sub == "info" {
+            strata(&["chunk", &sub, &missing])
+        } else {
+            strata(&["chunk", &sub, &missing, &d.path("o")])
+        };
+        fails_with(&out, 1, "missing.b2");
+    }
+    fails_with(&strata(&["chunk", "compress", &missing, &d.path("o")]), 1, "cannot open");
+    fails_with(&strata(&["bench", &missing]), 1, "missing.b2");
+    let input = d.file("in.raw", &sample());
+    let nowhere = d.path("no/such/dir/c.b2");
+    fails_with(&strata(&["chunk", "compress", &input, &nowhere]), 1, "cannot write");
+    let empty = d.file("empty.raw", b"");
+    fails_with(&strata(&["bench", &empty]), 1, "empty.raw");
+}
+
+#[test]
+fn corrupt_chunks_fail_cleanly() {
+    let d = Dir::new();
+    let input = d.file("in.raw", &sample());
+    let chunk = d.path("c.b2");
+    ok(&strata(&["chunk", "compress", "--codec", "zstd", "--typesize", "4", "--blocksize", "16384", &input, &chunk]));
+    let good = read(&chunk);
+    let truncated = d.file("t.b2", &good[..good.len() / 2]);
+    for sub in ["decompress", "info"] {
+        let out = if sub == "info" {
+            strata(&["chunk", &sub, &d.file("h.b2", &good[..20])])
+        } else {
+            strata(&["chunk", &sub, &truncated, &d.path("o")])
+        };
+        fails_with(&out, 1, "truncated");
+    }
+    fails_with(
+        &strata(&["chunk", "decompress", &d.file("n.b2", b"not a chunk at all, not at all!!"), &d.path("o")]),
+        1,
+        "n.b2",
+    );
+
+    // Flip bytes all over the chunk: every run ends in success or a clean error, never a panic.
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    for i in 0..120 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let mut bad = good.clone();
+        let at = if i < 40 { i } else { usize::try_from(state % good.len() as u64).unwrap() };
+        bad[at] ^= u8::try_from(state >> 56).unwrap() | 1;
+        let bad_path = d.file("bad.b2", &bad);
+        for sub in ["decompress", "getitem"] {
+            let out = if sub == "getitem" {
+                strata(&["chunk", &sub, &bad_path, "--start", "100", "--nitems", "9000", &d.path("o")])
+            } else {
+                strata(&["chunk", &sub, &bad_path, &d.path("o")])
+            };
+            assert!(matches!(out.status.code(), Some(0 | 1)), "{sub}, byte {at} flipped: {}", stderr(&out));
+        }
+    }
+}
+
+#[test]
+fn bench_reports_every_configuration() {
+    let d = Dir::new();
+    let input = d.file("a.npy", &npy("'<u4'", "(40000,)", false, &sample()));
+    let out = ok(&strata(&[
+        "bench",
+        &input,
+        "--json",
+        "--codec",
+        "lz4",
+        "--codec",
+        "zstd",
+        "--clevel",
+        "1",
+        "--filter",
+        "shuffle",
+        "--filter",
+        "bitshuffle",
+        "--chunk-bytes",
+        "65536",
+        "--runs",
+        "1",
+    ]));
+    let rows: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 4);
+    for row in &rows {
+        for key in [
+            "codec",
+            "clevel",
+            "filter",
+            "typesize",
+            "nthreads",
+            "chunk_bytes",
+            "cratio",
+            "compress_gbps",
+            "decompress_gbps",
+        ] {
+            assert!(!row[key].is_null(), "{key} missing in {row}");
+        }
+        assert_eq!(row["typesize"], 4);
+        assert_eq!(row["chunk_bytes"], 65536);
+        assert_eq!(row["nthreads"], 1);
+    }
+    let table =
+        ok(&strata(&["bench", &input, "--codec", "blosclz", "--clevel", "5", "--typesize", "2", "--runs", "1"]));
+    assert_eq!(table.lines().count(), 4, "{table}");
+    assert!(table.starts_with("codec"));
+}
