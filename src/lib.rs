@@ -20,6 +20,7 @@ pub mod chunk;
 pub mod codecs;
 pub mod error;
 pub mod filters;
+pub mod ffi;
 pub mod format;
 pub mod registry;
 
