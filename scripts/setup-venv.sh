@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Creates or updates the Python environment .venv (git-ignored) from the pinned
+# tests/interop/requirements.txt: python-blosc2 (C-Blosc2), the old blosc (Blosc1), numpy,
+# scipy, pytest. Installs Debian's python3-venv first when root and Python lacks venv.
+# Does nothing when .venv already matches the requirements.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+venv="$root/.venv"
+requirements="$root/tests/interop/requirements.txt"
+stamp="$venv/.requirements.sha256"
+
+want=$(sha256sum "$requirements" | cut -d' ' -f1)
+if [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+  echo "setup-venv: .venv is up to date"
+  exit 0
+fi
+
+if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup-venv: python3 has no venv module; install python3-venv" >&2
+    exit 1
+  fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv
+fi
+
+python3 -m venv "$venv"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary :all: -r "$requirements"
+echo "$want" > "$stamp"
+echo "setup-venv: .venv ready ($("$venv/bin/python" -c 'import blosc2; print("python-blosc2", blosc2.__version__, "/ C-Blosc2", blosc2.blosclib_version.split()[0])'))"
