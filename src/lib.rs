@@ -23,5 +23,6 @@ pub mod filters;
 pub mod ffi;
 pub mod format;
 pub mod registry;
+pub mod scheduler;
 
 pub use error::{Error, Result};
