@@ -10,11 +10,16 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use strata::scheduler::{parallel_nthreads, Runtime, RuntimeConfig, SystemInfo, MIN_PARALLEL_BYTES};
+use strata::scheduler::{
+    parallel_nthreads, Runtime, RuntimeConfig, SystemInfo, MIN_PARALLEL_BYTES,
+};
 use strata::Error;
 
 fn two_workers() -> Runtime {
-    Runtime::new(RuntimeConfig { workers: Some(2), ..RuntimeConfig::default() })
+    Runtime::new(RuntimeConfig {
+        workers: Some(2),
+        ..RuntimeConfig::default()
+    })
 }
 
 fn check_all_once(rt: &Runtime, n: usize, nthreads: usize) {
@@ -25,7 +30,11 @@ fn check_all_once(rt: &Runtime, n: usize, nthreads: usize) {
     })
     .unwrap();
     for (i, h) in hits.iter().enumerate() {
-        assert_eq!(h.load(Ordering::Relaxed), 1, "index {i} of {n}, nthreads {nthreads}");
+        assert_eq!(
+            h.load(Ordering::Relaxed),
+            1,
+            "index {i} of {n}, nthreads {nthreads}"
+        );
     }
 }
 
@@ -49,7 +58,10 @@ fn job_threads_caps() {
     assert_eq!(rt.job_threads(100, 2), 2);
     assert_eq!(rt.job_threads(100, 64), 3); // two workers + the caller
     assert_eq!(rt.job_threads(0, 4), 1);
-    let none = Runtime::new(RuntimeConfig { workers: Some(0), ..RuntimeConfig::default() });
+    let none = Runtime::new(RuntimeConfig {
+        workers: Some(0),
+        ..RuntimeConfig::default()
+    });
     assert_eq!(none.workers(), 0);
     assert_eq!(none.job_threads(100, 8), 1);
     check_all_once(&none, 100, 8);
@@ -58,8 +70,13 @@ fn job_threads_caps() {
 #[test]
 fn disjoint_output_chunks_with_borrowed_input() {
     let rt = two_workers();
-    let input: Vec<u8> = (0..1_000_003u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
-    let expected: Vec<u8> = input.iter().map(|b| b.wrapping_mul(3).wrapping_add(1)).collect();
+    let input: Vec<u8> = (0..1_000_003u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let expected: Vec<u8> = input
+        .iter()
+        .map(|b| b.wrapping_mul(3).wrapping_add(1))
+        .collect();
     for chunk_len in [1, 7, 4096, 65_536, 1_000_003, 2_000_000] {
         for nthreads in [0, 1, 2, 3] {
             let mut output = vec![0u8; input.len()];
@@ -71,13 +88,20 @@ fn disjoint_output_chunks_with_borrowed_input() {
                 Ok(())
             })
             .unwrap();
-            assert!(output == expected, "chunk_len {chunk_len}, nthreads {nthreads}");
+            assert!(
+                output == expected,
+                "chunk_len {chunk_len}, nthreads {nthreads}"
+            );
         }
     }
     let mut empty: Vec<u8> = Vec::new();
-    rt.for_each_chunk_mut(&mut empty, 0, 2, |_, _| Ok(())).unwrap();
+    rt.for_each_chunk_mut(&mut empty, 0, 2, |_, _| Ok(()))
+        .unwrap();
     let mut some = vec![0u8; 4];
-    assert!(matches!(rt.for_each_chunk_mut(&mut some, 0, 2, |_, _| Ok(())), Err(Error::InvalidParam(_))));
+    assert!(matches!(
+        rt.for_each_chunk_mut(&mut some, 0, 2, |_, _| Ok(())),
+        Err(Error::InvalidParam(_))
+    ));
 }
 
 #[test]
@@ -126,7 +150,11 @@ fn lowest_index_error_is_returned() {
             }
             Ok(())
         });
-        assert_eq!(result, Err(Error::InvalidIndex("task 5".into())), "nthreads {nthreads}");
+        assert_eq!(
+            result,
+            Err(Error::InvalidIndex("task 5".into())),
+            "nthreads {nthreads}"
+        );
         // Cancelled: most of the 1000 tasks never ran.
         assert!(ran.load(Ordering::Relaxed) < 1000);
     }
@@ -216,7 +244,8 @@ fn worker_affinities(rt: &Runtime) -> Vec<(usize, usize)> {
         // The first tasks wait for one another, so every worker has to take one.
         arrived.fetch_add(1, Ordering::SeqCst);
         let start = Instant::now();
-        while arrived.load(Ordering::SeqCst) < threads && start.elapsed() < Duration::from_secs(10) {
+        while arrived.load(Ordering::SeqCst) < threads && start.elapsed() < Duration::from_secs(10)
+        {
             std::thread::yield_now();
         }
         if let Some(w) = rt.current_worker() {
@@ -232,13 +261,23 @@ fn worker_affinities(rt: &Runtime) -> Vec<(usize, usize)> {
 #[test]
 fn pinning_on_and_off() {
     let allowed = core_affinity::get_core_ids().map_or(0, |ids| ids.len());
-    let off = Runtime::new(RuntimeConfig { workers: Some(2), pin: Some(false), ..RuntimeConfig::default() });
+    let off = Runtime::new(RuntimeConfig {
+        workers: Some(2),
+        pin: Some(false),
+        ..RuntimeConfig::default()
+    });
     assert!(!off.pinned());
     let seen = worker_affinities(&off);
-    assert!(seen.iter().any(|&(w, _)| w == 0) && seen.iter().any(|&(w, _)| w == 1), "{seen:?}");
+    assert!(
+        seen.iter().any(|&(w, _)| w == 0) && seen.iter().any(|&(w, _)| w == 1),
+        "{seen:?}"
+    );
     assert!(seen.iter().all(|&(_, cpus)| cpus == allowed), "{seen:?}");
 
-    let on = Runtime::new(RuntimeConfig { pin: Some(true), ..RuntimeConfig::default() });
+    let on = Runtime::new(RuntimeConfig {
+        pin: Some(true),
+        ..RuntimeConfig::default()
+    });
     let seen = worker_affinities(&on);
     assert!(!seen.is_empty(), "no worker joined");
     if on.pinned() {
@@ -250,7 +289,11 @@ fn pinning_on_and_off() {
 #[test]
 fn runtimes_start_and_stop() {
     for workers in [0, 1, 2, 5] {
-        let rt = Runtime::new(RuntimeConfig { workers: Some(workers), spin: Some(Duration::ZERO), ..RuntimeConfig::default() });
+        let rt = Runtime::new(RuntimeConfig {
+            workers: Some(workers),
+            spin: Some(Duration::ZERO),
+            ..RuntimeConfig::default()
+        });
         assert_eq!(rt.workers(), workers);
         check_all_once(&rt, 100, 0);
         drop(rt); // joins the workers; must not hang
@@ -261,7 +304,16 @@ fn runtimes_start_and_stop() {
 fn system_info_prints() {
     let info = SystemInfo::of(&two_workers());
     let text = info.to_string();
-    for key in ["cores:", "workers:", "L1d:", "L2:", "L3:", "SIMD:", "chunk size:", "block size:"] {
+    for key in [
+        "cores:",
+        "workers:",
+        "L1d:",
+        "L2:",
+        "L3:",
+        "SIMD:",
+        "chunk size:",
+        "block size:",
+    ] {
         assert!(text.contains(key), "{text}");
     }
     assert_eq!(info.workers, 2);
@@ -292,18 +344,28 @@ fn small_jobs_stay_inline() {
 fn run_child(mode: &str, envs: &[(&str, &str)]) {
     let exe = std::env::current_exe().unwrap();
     let mut cmd = Command::new(exe);
-    cmd.args(["--exact", "child_process_entry", "--ignored", "--test-threads=1", "--nocapture"])
-        .env("STRATA_SCHED_CHILD", mode)
-        .env_remove("STRATA_NTHREADS")
-        .env_remove("BLOSC_NTHREADS")
-        .env_remove("STRATA_PIN");
+    cmd.args([
+        "--exact",
+        "child_process_entry",
+        "--ignored",
+        "--test-threads=1",
+        "--nocapture",
+    ])
+    .env("STRATA_SCHED_CHILD", mode)
+    .env_remove("STRATA_NTHREADS")
+    .env_remove("BLOSC_NTHREADS")
+    .env_remove("STRATA_PIN");
     for (k, v) in envs {
         cmd.env(k, v);
     }
     let out = cmd.output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "child {mode} failed:\n{text}");
-    assert!(text.contains(&format!("child {mode} ok")), "child {mode} did not run:\n{text}");
+    assert!(
+        text.contains(&format!("child {mode} ok")),
+        "child {mode} did not run:\n{text}"
+    );
 }
 
 #[cfg(target_os = "linux")]
@@ -314,14 +376,19 @@ fn task_count() -> usize {
 #[test]
 #[ignore = "runs only as a child process of the tests below"]
 fn child_process_entry() {
-    let Ok(mode) = std::env::var("STRATA_SCHED_CHILD") else { return };
+    let Ok(mode) = std::env::var("STRATA_SCHED_CHILD") else {
+        return;
+    };
     match mode.as_str() {
         "env-pin-off" => {
             let rt = Runtime::global();
             assert!(!rt.pinned());
             assert_eq!(rt.nthreads(), 3);
             assert_eq!(rt.topology().l2.bytes, 512 * 1024);
-            assert_eq!(rt.topology().l2.source, strata::scheduler::topology::Source::Env);
+            assert_eq!(
+                rt.topology().l2.source,
+                strata::scheduler::topology::Source::Env
+            );
             check_all_once(&rt, 100, 0);
         }
         "env-blosc" => {
@@ -329,7 +396,12 @@ fn child_process_entry() {
             assert_eq!(rt.nthreads(), 2);
         }
         "configure" => {
-            let rt = Runtime::configure_global(RuntimeConfig { workers: Some(1), nthreads: Some(2), ..RuntimeConfig::default() }).unwrap();
+            let rt = Runtime::configure_global(RuntimeConfig {
+                workers: Some(1),
+                nthreads: Some(2),
+                ..RuntimeConfig::default()
+            })
+            .unwrap();
             assert_eq!(rt.workers(), 1);
             assert!(Arc::ptr_eq(&rt, &Runtime::global()));
             assert!(Runtime::configure_global(RuntimeConfig::default()).is_err());
@@ -348,7 +420,11 @@ fn thread_budget() {
     let baseline = task_count();
     let rt = Runtime::global();
     let cores = rt.cores().clone();
-    assert!(rt.workers() <= cores.physical.max(1), "{} workers for {cores:?}", rt.workers());
+    assert!(
+        rt.workers() <= cores.physical.max(1),
+        "{} workers for {cores:?}",
+        rt.workers()
+    );
     let max_seen = AtomicUsize::new(task_count());
     std::thread::scope(|s| {
         for t in 0..8 {
@@ -372,8 +448,14 @@ fn thread_budget() {
         }
     });
     let max_seen = max_seen.into_inner();
-    println!("threads: baseline {baseline}, workers {}, max seen {max_seen}", rt.workers());
-    assert!(max_seen <= baseline + rt.workers() + 8, "{max_seen} threads");
+    println!(
+        "threads: baseline {baseline}, workers {}, max seen {max_seen}",
+        rt.workers()
+    );
+    assert!(
+        max_seen <= baseline + rt.workers() + 8,
+        "{max_seen} threads"
+    );
 }
 
 #[cfg(target_os = "linux")]
@@ -384,7 +466,15 @@ fn eight_app_threads_share_the_workers() {
 
 #[test]
 fn environment_configures_the_global_runtime() {
-    run_child("env-pin-off", &[("STRATA_PIN", "0"), ("STRATA_NTHREADS", "3"), ("BLOSC_NTHREADS", "7"), ("STRATA_L2", "512K")]);
+    run_child(
+        "env-pin-off",
+        &[
+            ("STRATA_PIN", "0"),
+            ("STRATA_NTHREADS", "3"),
+            ("BLOSC_NTHREADS", "7"),
+            ("STRATA_L2", "512K"),
+        ],
+    );
     run_child("env-blosc", &[("BLOSC_NTHREADS", "2")]);
     run_child("configure", &[]);
 }
@@ -523,12 +613,33 @@ fn handoff_cost() {
 
     // Real work on `size` bytes, as 2 halves on 1 vs 2 threads: LZ4 compression (slow side of
     // the pipeline) and LZ4 decompression (fast side).
-    let data: Vec<u8> = (0..4u32 << 20).map(|i| ((i / 7) ^ (i >> 11)) as u8).collect();
+    let data: Vec<u8> = (0..4u32 << 20)
+        .map(|i| ((i / 7) ^ (i >> 11)) as u8)
+        .collect();
     println!(
         "{:>8} | {:>10} {:>10} {:>10} {:>6} {:>6} | {:>10} {:>10} {:>10} {:>6} {:>6}",
-        "bytes", "c inline", "c warm", "c cold", "warm×", "cold×", "d inline", "d warm", "d cold", "warm×", "cold×"
+        "bytes",
+        "c inline",
+        "c warm",
+        "c cold",
+        "warm×",
+        "cold×",
+        "d inline",
+        "d warm",
+        "d cold",
+        "warm×",
+        "cold×"
     );
-    for size in [4usize << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 1 << 20] {
+    for size in [
+        4usize << 10,
+        8 << 10,
+        16 << 10,
+        32 << 10,
+        64 << 10,
+        128 << 10,
+        256 << 10,
+        1 << 20,
+    ] {
         let half = size / 2;
         let src = &data[..size];
         let compressed: Vec<Vec<u8>> = src.chunks(half).map(lz4_flex::block::compress).collect();

@@ -71,7 +71,14 @@ impl RuntimeConfig {
 pub(crate) fn env_nthreads() -> Option<usize> {
     ["STRATA_NTHREADS", "BLOSC_NTHREADS"]
         .iter()
-        .find_map(|var| std::env::var(var).ok()?.trim().parse::<usize>().ok().filter(|&n| n > 0))
+        .find_map(|var| {
+            std::env::var(var)
+                .ok()?
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|&n| n > 0)
+        })
 }
 
 /// `STRATA_PIN`: `Some(false)` for `0`/`false`/`off`/`no`, `Some(true)` for `1`/`true`/`on`/

@@ -105,7 +105,11 @@ impl Claims<'_> {
     /// Records that task `index` failed: keeps the lowest-index error and cancels the job.
     pub(crate) fn fail(&self, index: usize, error: Error) {
         self.job.cancelled.store(true, Ordering::Relaxed);
-        let mut slot = self.job.error.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut slot = self
+            .job
+            .error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         if slot.as_ref().map_or(true, |(i, _)| index < *i) {
             *slot = Some((index, error));
         }
@@ -196,7 +200,11 @@ impl Drop for CloseGuard<'_> {
 /// body panics, which is what makes lending `body` (and what it borrows) to workers sound.
 // An `as` cast may not extend a trait object's lifetime, hence `transmute`.
 #[allow(clippy::transmute_ptr_to_ptr)]
-pub(crate) fn run_scoped(n: usize, body: &Body<'_>, publish: impl FnOnce(&Arc<JobState>)) -> Outcome {
+pub(crate) fn run_scoped(
+    n: usize,
+    body: &Body<'_>,
+    publish: impl FnOnce(&Arc<JobState>),
+) -> Outcome {
     let short: *const Body<'_> = body;
     // SAFETY: only the lifetime changes (same fat-pointer layout). The erased pointer is read
     // only in `JobState::join` by entered workers, and `_close` below does not let this
@@ -218,8 +226,16 @@ pub(crate) fn run_scoped(n: usize, body: &Body<'_>, publish: impl FnOnce(&Arc<Jo
         publish(&job);
         job.run_body(body);
     }
-    let error = job.error.lock().unwrap_or_else(PoisonError::into_inner).take();
-    let panic = job.panic.lock().unwrap_or_else(PoisonError::into_inner).take();
+    let error = job
+        .error
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    let panic = job
+        .panic
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
     Outcome { error, panic }
 }
 

@@ -105,7 +105,11 @@ impl Shared {
             // `sleepers > 0` and notifies under the lock we hold, or we see the new epoch here.
             if self.epoch.load(Ordering::SeqCst) == epoch && !self.shutdown.load(Ordering::Acquire)
             {
-                drop(self.wake.wait(guard).unwrap_or_else(PoisonError::into_inner));
+                drop(
+                    self.wake
+                        .wait(guard)
+                        .unwrap_or_else(PoisonError::into_inner),
+                );
             } else {
                 drop(guard);
             }
@@ -232,7 +236,11 @@ impl Runtime {
         let workers = handles.len();
         // Wait until every worker runs (and has tried to pin itself).
         let pinned_count = started_rx.iter().take(workers).filter(|&p| p).count();
-        let nthreads = config.nthreads.or_else(config::env_nthreads).unwrap_or(workers).max(1);
+        let nthreads = config
+            .nthreads
+            .or_else(config::env_nthreads)
+            .unwrap_or(workers)
+            .max(1);
         Runtime {
             shared,
             handles,
@@ -336,7 +344,10 @@ impl Runtime {
     #[must_use]
     pub fn current_worker(&self) -> Option<usize> {
         LOCAL.with(|l| {
-            l.borrow().as_ref().filter(|w| w.runtime_id == self.shared.id).map(|w| w.index)
+            l.borrow()
+                .as_ref()
+                .filter(|w| w.runtime_id == self.shared.id)
+                .map(|w| w.index)
         })
     }
 
@@ -344,7 +355,11 @@ impl Runtime {
     /// would use: `nthreads` (0 = the default), capped by the tasks and by workers + 1.
     #[must_use]
     pub fn job_threads(&self, n_tasks: usize, nthreads: usize) -> usize {
-        let wanted = if nthreads == 0 { self.nthreads() } else { nthreads };
+        let wanted = if nthreads == 0 {
+            self.nthreads()
+        } else {
+            nthreads
+        };
         wanted.min(n_tasks).min(self.workers + 1).max(1)
     }
 
@@ -379,7 +394,13 @@ impl Runtime {
     /// # Panics
     ///
     /// A task's panic is resumed on the caller (see [`Runtime::for_each_index`]).
-    pub fn for_each_index_init<S, I, F>(&self, n_tasks: usize, nthreads: usize, init: I, f: F) -> Result<()>
+    pub fn for_each_index_init<S, I, F>(
+        &self,
+        n_tasks: usize,
+        nthreads: usize,
+        init: I,
+        f: F,
+    ) -> Result<()>
     where
         I: Fn() -> S + Sync,
         F: Fn(&mut S, usize) -> Result<()> + Sync,
@@ -416,7 +437,13 @@ impl Runtime {
     /// # Panics
     ///
     /// A task's panic is resumed on the caller (see [`Runtime::for_each_index`]).
-    pub fn for_each_chunk_mut<T, F>(&self, data: &mut [T], chunk_len: usize, nthreads: usize, f: F) -> Result<()>
+    pub fn for_each_chunk_mut<T, F>(
+        &self,
+        data: &mut [T],
+        chunk_len: usize,
+        nthreads: usize,
+        f: F,
+    ) -> Result<()>
     where
         T: Send,
         F: Fn(usize, &mut [T]) -> Result<()> + Sync,
@@ -457,13 +484,21 @@ impl Runtime {
         let n = data.len().div_ceil(chunk_len);
         if self.job_threads(n, nthreads) <= 1 || !self.workers_here() {
             let mut state = init();
-            return data.chunks_mut(chunk_len).enumerate().try_for_each(|(i, c)| f(&mut state, i, c));
+            return data
+                .chunks_mut(chunk_len)
+                .enumerate()
+                .try_for_each(|(i, c)| f(&mut state, i, c));
         }
         // Each chunk is handed out once, through its own (uncontended) lock.
-        let slots: Vec<Mutex<Option<&mut [T]>>> =
-            data.chunks_mut(chunk_len).map(|c| Mutex::new(Some(c))).collect();
+        let slots: Vec<Mutex<Option<&mut [T]>>> = data
+            .chunks_mut(chunk_len)
+            .map(|c| Mutex::new(Some(c)))
+            .collect();
         self.for_each_index_init(n, nthreads, init, |state, i| {
-            let chunk = slots[i].lock().unwrap_or_else(PoisonError::into_inner).take();
+            let chunk = slots[i]
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
             match chunk {
                 Some(chunk) => f(state, i, chunk),
                 None => Err(Error::InvalidIndex(format!("chunk {i} handed out twice"))),
@@ -487,7 +522,8 @@ impl Runtime {
         F: Fn(usize) -> Result<R> + Sync,
     {
         let mut out: Vec<Option<R>> = Vec::new();
-        out.try_reserve_exact(n_tasks).map_err(|_| Error::MemoryAlloc(n_tasks))?;
+        out.try_reserve_exact(n_tasks)
+            .map_err(|_| Error::MemoryAlloc(n_tasks))?;
         out.resize_with(n_tasks, || None);
         self.for_each_chunk_mut(&mut out, 1, nthreads, |i, slot| {
             slot[0] = Some(f(i)?);
@@ -495,7 +531,9 @@ impl Runtime {
         })?;
         out.into_iter()
             .enumerate()
-            .map(|(i, r)| r.ok_or_else(|| Error::InvalidIndex(format!("task {i} produced nothing"))))
+            .map(|(i, r)| {
+                r.ok_or_else(|| Error::InvalidIndex(format!("task {i} produced nothing")))
+            })
             .collect()
     }
 
@@ -558,9 +596,16 @@ impl Runtime {
 
 /// Creates a runtime from `config` and publishes it as this process's global runtime if the
 /// slot still holds `current`; `Err` if another thread won the race (our runtime is dropped).
-fn install_global(current: Option<&'static GlobalSlot>, pid: u32, config: RuntimeConfig) -> Result<Arc<Runtime>, ()> {
+fn install_global(
+    current: Option<&'static GlobalSlot>,
+    pid: u32,
+    config: RuntimeConfig,
+) -> Result<Arc<Runtime>, ()> {
     let rt = Arc::new(Runtime::new(config));
-    let slot = Box::leak(Box::new(GlobalSlot { pid, runtime: Some(Arc::clone(&rt)) }));
+    let slot = Box::leak(Box::new(GlobalSlot {
+        pid,
+        runtime: Some(Arc::clone(&rt)),
+    }));
     match GLOBAL.replace(current, slot) {
         Ok(()) => Ok(rt),
         Err(lost) => {
@@ -572,10 +617,22 @@ fn install_global(current: Option<&'static GlobalSlot>, pid: u32, config: Runtim
 }
 
 /// A worker thread: pin, report, then serve tickets until shutdown.
-fn worker_main(shared: &Shared, index: usize, deque: Worker<Ticket>, cpu: Option<usize>, started: &mpsc::Sender<bool>) {
+fn worker_main(
+    shared: &Shared,
+    index: usize,
+    deque: Worker<Ticket>,
+    cpu: Option<usize>,
+    started: &mpsc::Sender<bool>,
+) {
     let pinned = cpu.is_some_and(|id| core_affinity::set_for_current(core_affinity::CoreId { id }));
     let _ = started.send(pinned);
-    LOCAL.with(|l| *l.borrow_mut() = Some(Local { runtime_id: shared.id, index, deque }));
+    LOCAL.with(|l| {
+        *l.borrow_mut() = Some(Local {
+            runtime_id: shared.id,
+            index,
+            deque,
+        })
+    });
     shared.work(index);
     LOCAL.with(|l| l.borrow_mut().take());
 }
@@ -592,7 +649,11 @@ impl Drop for Runtime {
         }
         self.shared.shutdown.store(true, Ordering::Release);
         {
-            let _guard = self.shared.lock.lock().unwrap_or_else(PoisonError::into_inner);
+            let _guard = self
+                .shared
+                .lock
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             self.shared.wake.notify_all();
         }
         let me = thread::current().id();
@@ -616,7 +677,11 @@ mod tests {
 
     #[test]
     fn nested_job_takes_back_its_stale_tickets() {
-        let rt = Runtime::new(RuntimeConfig { workers: Some(2), pin: Some(false), ..RuntimeConfig::default() });
+        let rt = Runtime::new(RuntimeConfig {
+            workers: Some(2),
+            pin: Some(false),
+            ..RuntimeConfig::default()
+        });
         let leftovers = Mutex::new(Vec::new());
         rt.for_each_index(8, 3, |_| {
             if rt.current_worker().is_some() {
@@ -637,10 +702,17 @@ mod tests {
 
     #[test]
     fn idle_workers_sleep_and_wake() {
-        let rt = Runtime::new(RuntimeConfig { workers: Some(2), pin: Some(false), spin: Some(Duration::ZERO), ..RuntimeConfig::default() });
+        let rt = Runtime::new(RuntimeConfig {
+            workers: Some(2),
+            pin: Some(false),
+            spin: Some(Duration::ZERO),
+            ..RuntimeConfig::default()
+        });
         for _ in 0..20 {
             let start = Instant::now();
-            while rt.shared.sleepers.load(Ordering::SeqCst) < 2 && start.elapsed() < Duration::from_secs(5) {
+            while rt.shared.sleepers.load(Ordering::SeqCst) < 2
+                && start.elapsed() < Duration::from_secs(5)
+            {
                 thread::sleep(Duration::from_micros(200));
             }
             assert_eq!(rt.shared.sleepers.load(Ordering::SeqCst), 2);
@@ -651,7 +723,9 @@ mod tests {
                 // while the caller is busy with the first.
                 arrived.fetch_add(1, Ordering::SeqCst);
                 let start = Instant::now();
-                while arrived.load(Ordering::SeqCst) < 2 && start.elapsed() < Duration::from_secs(10) {
+                while arrived.load(Ordering::SeqCst) < 2
+                    && start.elapsed() < Duration::from_secs(10)
+                {
                     thread::yield_now();
                 }
                 if rt.current_worker().is_some() {
@@ -660,7 +734,10 @@ mod tests {
                 Ok(())
             })
             .unwrap();
-            assert!(ran_on_worker.load(Ordering::Relaxed), "no sleeping worker woke up");
+            assert!(
+                ran_on_worker.load(Ordering::Relaxed),
+                "no sleeping worker woke up"
+            );
         }
     }
 }

@@ -72,22 +72,49 @@ mod tests {
         assert_eq!(recommended_chunk_bytes(&topo(1 << 20, 8 << 20)), 4 << 20);
         assert_eq!(recommended_chunk_bytes(&topo(1 << 20, 30 << 20)), 15 << 20);
         assert_eq!(recommended_chunk_bytes(&topo(1 << 20, 25 << 19)), 6 << 20); // 12.5 MiB L3
-        assert_eq!(recommended_chunk_bytes(&topo(1 << 20, 512 << 10)), MIN_CHUNK_BYTES);
-        assert_eq!(recommended_chunk_bytes(&topo(1 << 20, 480 << 20)), MAX_CHUNK_BYTES);
+        assert_eq!(
+            recommended_chunk_bytes(&topo(1 << 20, 512 << 10)),
+            MIN_CHUNK_BYTES
+        );
+        assert_eq!(
+            recommended_chunk_bytes(&topo(1 << 20, 480 << 20)),
+            MAX_CHUNK_BYTES
+        );
     }
 
     #[test]
     fn block_rule() {
-        assert_eq!(recommended_block_bytes(&topo(2 << 20, 8 << 20), 8), 512 << 10);
-        assert_eq!(recommended_block_bytes(&topo(256 << 10, 8 << 20), 1), 64 << 10);
-        assert_eq!(recommended_block_bytes(&topo(32 << 10, 8 << 20), 1), MIN_BLOCK_BYTES);
-        assert_eq!(recommended_block_bytes(&topo(64 << 20, 8 << 20), 1), MAX_BLOCK_BYTES);
+        assert_eq!(
+            recommended_block_bytes(&topo(2 << 20, 8 << 20), 8),
+            512 << 10
+        );
+        assert_eq!(
+            recommended_block_bytes(&topo(256 << 10, 8 << 20), 1),
+            64 << 10
+        );
+        assert_eq!(
+            recommended_block_bytes(&topo(32 << 10, 8 << 20), 1),
+            MIN_BLOCK_BYTES
+        );
+        assert_eq!(
+            recommended_block_bytes(&topo(64 << 20, 8 << 20), 1),
+            MAX_BLOCK_BYTES
+        );
         assert_eq!(recommended_block_bytes(&topo(1 << 20, 8 << 20), 3), 262_143);
-        assert_eq!(recommended_block_bytes(&topo(1 << 20, 8 << 20), 0), 256 << 10);
+        assert_eq!(
+            recommended_block_bytes(&topo(1 << 20, 8 << 20), 0),
+            256 << 10
+        );
         // An item larger than the clamp still gets one whole item.
-        assert_eq!(recommended_block_bytes(&topo(1 << 20, 8 << 20), 3 << 20), 3 << 20);
+        assert_eq!(
+            recommended_block_bytes(&topo(1 << 20, 8 << 20), 3 << 20),
+            3 << 20
+        );
         for typesize in 1..=64 {
-            assert_eq!(recommended_block_bytes(&topo(1 << 20, 8 << 20), typesize) % typesize, 0);
+            assert_eq!(
+                recommended_block_bytes(&topo(1 << 20, 8 << 20), typesize) % typesize,
+                0
+            );
         }
     }
 }

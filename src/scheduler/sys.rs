@@ -20,7 +20,9 @@ pub(crate) struct LeakedSlot<T: 'static> {
 impl<T: Sync + 'static> LeakedSlot<T> {
     /// An empty slot.
     pub(crate) const fn new() -> Self {
-        Self { ptr: AtomicPtr::new(ptr::null_mut()) }
+        Self {
+            ptr: AtomicPtr::new(ptr::null_mut()),
+        }
     }
 
     /// The value in the slot, if any.
@@ -45,7 +47,10 @@ impl<T: Sync + 'static> LeakedSlot<T> {
     ) -> Result<(), &'static mut T> {
         let expected = current.map_or(ptr::null_mut(), |c| ptr::from_ref(c).cast_mut());
         let new: *mut T = ptr::from_mut(value);
-        match self.ptr.compare_exchange(expected, new, Ordering::AcqRel, Ordering::Acquire) {
+        match self
+            .ptr
+            .compare_exchange(expected, new, Ordering::AcqRel, Ordering::Acquire)
+        {
             Ok(_) => Ok(()),
             // Not published: `value` is still exclusively ours.
             Err(_) => Err(value),

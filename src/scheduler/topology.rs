@@ -103,14 +103,27 @@ impl Topology {
         let cpuid = cpuid_caches();
         let pick = |i: usize, default: usize| {
             if let Some(bytes) = sysfs[i] {
-                CacheLevel { bytes, source: Source::Sysfs }
+                CacheLevel {
+                    bytes,
+                    source: Source::Sysfs,
+                }
             } else if let Some(bytes) = cpuid[i] {
-                CacheLevel { bytes, source: Source::Cpuid }
+                CacheLevel {
+                    bytes,
+                    source: Source::Cpuid,
+                }
             } else {
-                CacheLevel { bytes: default, source: Source::Default }
+                CacheLevel {
+                    bytes: default,
+                    source: Source::Default,
+                }
             }
         };
-        Topology { l1d: pick(0, DEFAULT_L1D), l2: pick(1, DEFAULT_L2), l3: pick(2, DEFAULT_L3) }
+        Topology {
+            l1d: pick(0, DEFAULT_L1D),
+            l2: pick(1, DEFAULT_L2),
+            l3: pick(2, DEFAULT_L3),
+        }
     }
 
     /// The given sizes, in bytes, all marked [`Source::Api`].
@@ -122,8 +135,15 @@ impl Topology {
     /// The documented defaults, marked [`Source::Default`].
     #[must_use]
     pub fn defaults() -> Topology {
-        let level = |bytes| CacheLevel { bytes, source: Source::Default };
-        Topology { l1d: level(DEFAULT_L1D), l2: level(DEFAULT_L2), l3: level(DEFAULT_L3) }
+        let level = |bytes| CacheLevel {
+            bytes,
+            source: Source::Default,
+        };
+        Topology {
+            l1d: level(DEFAULT_L1D),
+            l2: level(DEFAULT_L2),
+            l3: level(DEFAULT_L3),
+        }
     }
 
     /// This topology with the L1d size set to `bytes` ([`Source::Api`]); 0 keeps the old value.
@@ -151,9 +171,11 @@ impl Topology {
     /// and parse ([`Source::Env`]).
     #[must_use]
     pub fn with_env(mut self) -> Topology {
-        for (var, level) in
-            [("STRATA_L1D", &mut self.l1d), ("STRATA_L2", &mut self.l2), ("STRATA_L3", &mut self.l3)]
-        {
+        for (var, level) in [
+            ("STRATA_L1D", &mut self.l1d),
+            ("STRATA_L2", &mut self.l2),
+            ("STRATA_L3", &mut self.l3),
+        ] {
             if let Some(bytes) = std::env::var(var).ok().as_deref().and_then(parse_size) {
                 set(level, bytes, Source::Env);
             }
@@ -172,7 +194,9 @@ fn set(level: &mut CacheLevel, bytes: usize, source: Source) {
 /// lower case accepted). `None` for anything else, for 0 and on overflow.
 pub(crate) fn parse_size(text: &str) -> Option<usize> {
     let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
     let (digits, suffix) = text.split_at(split);
     let value: usize = digits.parse().ok()?;
     let shift = match suffix.trim().to_ascii_uppercase().as_str() {
@@ -189,7 +213,9 @@ pub(crate) fn parse_size(text: &str) -> Option<usize> {
 /// L1d, L2, L3 sizes from a sysfs `cache` directory (`index*/{level,type,size}`).
 fn read_sysfs_caches(dir: &Path) -> [Option<usize>; 3] {
     let mut found = [None; 3];
-    let Ok(entries) = fs::read_dir(dir) else { return found };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return found;
+    };
     for entry in entries.flatten() {
         if !entry.file_name().to_string_lossy().starts_with("index") {
             continue;
@@ -222,7 +248,10 @@ fn cpuid_caches() -> [Option<usize>; 3] {
     use super::sys::cpuid;
     let mut found = [None; 3];
     let [max_basic, ebx, ecx, edx] = cpuid(0, 0);
-    let vendor: Vec<u8> = [ebx, edx, ecx].iter().flat_map(|r| r.to_le_bytes()).collect();
+    let vendor: Vec<u8> = [ebx, edx, ecx]
+        .iter()
+        .flat_map(|r| r.to_le_bytes())
+        .collect();
     let leaf = match vendor.as_slice() {
         b"GenuineIntel" if max_basic >= 4 => 4,
         b"AuthenticAMD" | b"HygonGenuine" if cpuid(0x8000_0000, 0)[0] >= 0x8000_001D => 0x8000_001D,
@@ -278,20 +307,32 @@ impl Cores {
     #[must_use]
     pub fn detect() -> Cores {
         let quota = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-        let from_proc = fs::read_to_string("/proc/self/status").ok().and_then(|status| {
-            let line = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
-            parse_cpu_list(line)
-        });
+        let from_proc = fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|status| {
+                let line = status
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
+                parse_cpu_list(line)
+            });
         let allowed = from_proc.or_else(|| {
             core_affinity::get_core_ids().map(|ids| ids.into_iter().map(|c| c.id).collect())
         });
         let Some(allowed) = allowed.filter(|ids: &Vec<usize>| !ids.is_empty()) else {
-            return Cores { logical: quota, physical: quota, pin_cpus: Vec::new() };
+            return Cores {
+                logical: quota,
+                physical: quota,
+                pin_cpus: Vec::new(),
+            };
         };
         let mut pin_cpus = group_physical(&allowed, Path::new("/sys/devices/system/cpu"))
             .unwrap_or_else(|| allowed.clone());
         pin_cpus.truncate(quota.max(1));
-        Cores { logical: allowed.len(), physical: pin_cpus.len(), pin_cpus }
+        Cores {
+            logical: allowed.len(),
+            physical: pin_cpus.len(),
+            pin_cpus,
+        }
     }
 }
 
@@ -323,7 +364,11 @@ fn group_physical(cpus: &[usize], sys_cpu: &Path) -> Option<Vec<usize>> {
     for &cpu in cpus {
         let topo = sys_cpu.join(format!("cpu{cpu}/topology"));
         let read = |name: &str| -> Option<i64> {
-            fs::read_to_string(topo.join(name)).ok()?.trim().parse().ok()
+            fs::read_to_string(topo.join(name))
+                .ok()?
+                .trim()
+                .parse()
+                .ok()
         };
         let key = (read("physical_package_id")?, read("core_id")?);
         if seen.insert(key) {
@@ -412,20 +457,51 @@ pub(crate) fn human_bytes(bytes: usize) -> String {
 impl fmt::Display for SystemInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let t = &self.topology;
-        writeln!(f, "cores:       {} logical, {} physical", self.logical_cores, self.physical_cores)?;
+        writeln!(
+            f,
+            "cores:       {} logical, {} physical",
+            self.logical_cores, self.physical_cores
+        )?;
         writeln!(
             f,
             "workers:     {} ({})",
             self.workers,
             if self.pinned { "pinned" } else { "not pinned" }
         )?;
-        writeln!(f, "nthreads:    {} (default, caller included)", self.nthreads)?;
-        writeln!(f, "L1d:         {} ({})", human_bytes(t.l1d.bytes), t.l1d.source)?;
-        writeln!(f, "L2:          {} ({})", human_bytes(t.l2.bytes), t.l2.source)?;
-        writeln!(f, "L3:          {} ({})", human_bytes(t.l3.bytes), t.l3.source)?;
+        writeln!(
+            f,
+            "nthreads:    {} (default, caller included)",
+            self.nthreads
+        )?;
+        writeln!(
+            f,
+            "L1d:         {} ({})",
+            human_bytes(t.l1d.bytes),
+            t.l1d.source
+        )?;
+        writeln!(
+            f,
+            "L2:          {} ({})",
+            human_bytes(t.l2.bytes),
+            t.l2.source
+        )?;
+        writeln!(
+            f,
+            "L3:          {} ({})",
+            human_bytes(t.l3.bytes),
+            t.l3.source
+        )?;
         writeln!(f, "SIMD:        {}", self.simd)?;
-        writeln!(f, "chunk size:  {} (recommended)", human_bytes(self.chunk_bytes))?;
-        write!(f, "block size:  {} (recommended, typesize 8)", human_bytes(self.block_bytes))
+        writeln!(
+            f,
+            "chunk size:  {} (recommended)",
+            human_bytes(self.chunk_bytes)
+        )?;
+        write!(
+            f,
+            "block size:  {} (recommended, typesize 8)",
+            human_bytes(self.block_bytes)
+        )
     }
 }
 
@@ -490,7 +566,10 @@ mod tests {
     #[test]
     fn cpu_lists_parse() {
         assert_eq!(parse_cpu_list("0-1\n"), Some(vec![0, 1]));
-        assert_eq!(parse_cpu_list("0-3,8,10-11"), Some(vec![0, 1, 2, 3, 8, 10, 11]));
+        assert_eq!(
+            parse_cpu_list("0-3,8,10-11"),
+            Some(vec![0, 1, 2, 3, 8, 10, 11])
+        );
         assert_eq!(parse_cpu_list("5"), Some(vec![5]));
         assert_eq!(parse_cpu_list(""), Some(vec![]));
         assert_eq!(parse_cpu_list("3-1"), None);
@@ -503,7 +582,10 @@ mod tests {
         let t = Topology::detect_hardware();
         for level in [t.l1d, t.l2, t.l3] {
             assert!(level.bytes >= 1024, "{t:?}");
-            assert!(matches!(level.source, Source::Sysfs | Source::Cpuid | Source::Default));
+            assert!(matches!(
+                level.source,
+                Source::Sysfs | Source::Cpuid | Source::Default
+            ));
         }
         let cores = Cores::detect();
         assert!(cores.physical >= 1 && cores.physical <= cores.logical.max(cores.physical));
