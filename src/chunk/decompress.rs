@@ -35,15 +35,38 @@ pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
 
 /// [`decompress`] into a new vector of `nbytes` bytes.
 ///
+/// `nbytes` comes from an untrusted header, and no bound on it can be derived from `cbytes`:
+/// zero runs, `bstarts` shared between blocks and codec run-lengths let a chunk of a few
+/// bytes stand for 2 GiB. So this checks the framing of every block (each `bstarts` entry and
+/// stream record lies inside the chunk) before it allocates anything, reserves with
+/// `try_reserve_exact`, and grows the output one block at a time, so that memory is touched
+/// only as blocks decode: a chunk with a garbage stream fails after one block, not after
+/// zero-filling `nbytes`.
+///
 /// # Errors
 /// As [`decompress`]; [`Error::MemoryAlloc`] when `nbytes` cannot be reserved.
 pub fn decompress_vec(src: &[u8]) -> Result<Vec<u8>> {
     let d = Decoder::new(Registry::global(), src)?;
+    d.check_framing(0..d.header.nblocks())?;
     let n = d.header.nbytes;
     let mut out = Vec::new();
     out.try_reserve_exact(n).map_err(|_| Error::MemoryAlloc(n))?;
-    out.resize(n, 0);
-    d.decompress(&mut out)?;
+    if d.regular() {
+        let mut scratch = [Vec::new(), Vec::new()];
+        for nblock in 0..d.header.nblocks() {
+            out.resize(d.block_range(nblock).end, 0);
+            d.decode_block_at(nblock, &mut out, &mut scratch)?;
+        }
+    } else if d.has_blocks() {
+        for (nblock, (size, payload)) in d.vl_framing()?.into_iter().enumerate() {
+            let at = out.len();
+            out.resize(at + size, 0);
+            d.decode_vl_block(nblock, payload, at, &mut out[at..])?;
+        }
+    } else {
+        out.resize(n, 0);
+        d.decompress(&mut out)?;
+    }
     Ok(out)
 }
 
@@ -57,6 +80,14 @@ pub fn decompress_vec(src: &[u8]) -> Result<Vec<u8>> {
 /// if `dst` cannot hold them; otherwise as [`decompress`].
 pub fn getitem(src: &[u8], start: usize, nitems: usize, dst: &mut [u8]) -> Result<usize> {
     Decoder::new(Registry::global(), src)?.getitem(start, nitems, dst)
+}
+
+/// A vector of `n` zero bytes, or [`Error::MemoryAlloc`].
+fn zeroed(n: usize) -> Result<Vec<u8>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| Error::MemoryAlloc(n))?;
+    v.resize(n, 0);
+    Ok(v)
 }
 
 /// A validated chunk ready to decode: header, codec, filters, dictionary.
@@ -231,17 +262,72 @@ impl<'a> Decoder<'a> {
             return Ok(0);
         }
         if h.vl_blocks() {
-            self.decompress_vl(dst)?;
+            let mut at = 0;
+            for (nblock, (size, payload)) in self.vl_framing()?.into_iter().enumerate() {
+                self.decode_vl_block(nblock, payload, at, &mut dst[at..at + size])?;
+                at += size;
+            }
             return Ok(nbytes);
         }
+        self.check_framing(0..h.nblocks())?;
         let mut scratch = [Vec::new(), Vec::new()];
-        let bs = h.blocksize;
-        let (block0, rest) = dst.split_at_mut(bs.min(nbytes));
-        self.decode_block(0, block0, &[], &mut scratch)?;
-        for (i, block) in rest.chunks_mut(bs).enumerate() {
-            self.decode_block(i + 1, block, block0, &mut scratch)?;
+        for nblock in 0..h.nblocks() {
+            self.decode_block_at(nblock, dst, &mut scratch)?;
         }
         Ok(nbytes)
+    }
+
+    /// True for a chunk that holds blocks (not special, memcpyed or empty).
+    fn has_blocks(&self) -> bool {
+        let h = &self.header;
+        h.special == SpecialType::None && !h.memcpyed() && h.nbytes > 0
+    }
+
+    /// True for a chunk of blocks of streams (not special, memcpyed, empty or VL-blocks).
+    fn regular(&self) -> bool {
+        self.has_blocks() && !self.header.vl_blocks()
+    }
+
+    /// The bytes of block `nblock` in the decompressed chunk (regular chunks).
+    fn block_range(&self, nblock: usize) -> std::ops::Range<usize> {
+        let (bs, n) = (self.header.blocksize, self.header.nbytes);
+        let start = nblock * bs;
+        start..(start + bs).min(n)
+    }
+
+    /// Decodes block `nblock` into its place in `chunk`, which holds the decompressed chunk
+    /// at least up to the end of that block, block 0 already decoded (delta refers to it).
+    fn decode_block_at(&self, nblock: usize, chunk: &mut [u8], scratch: &mut [Vec<u8>; 2]) -> Result<()> {
+        let range = self.block_range(nblock);
+        let (done, rest) = chunk.split_at_mut(range.start);
+        let block0 = if nblock == 0 { &[][..] } else { &done[..self.header.blocksize] };
+        self.decode_block(nblock, &mut rest[..range.len()], block0, scratch)
+    }
+
+    /// Checks, without decoding, that blocks `nblocks` can be read: each `bstarts` entry
+    /// points inside the chunk and every stream record there (size, run token, payload) lies
+    /// inside it too. For VL-block chunks, also that the block sizes add up to `nbytes`.
+    /// Does nothing for special, memcpyed and empty chunks.
+    ///
+    /// These are the checks decoding makes anyway, block by block; run first, they make a
+    /// framing error anywhere in the chunk fail before any allocation or decoding.
+    fn check_framing(&self, nblocks: std::ops::Range<usize>) -> Result<()> {
+        let h = &self.header;
+        if !self.has_blocks() {
+            return Ok(());
+        }
+        if h.vl_blocks() {
+            return self.vl_framing().map(|_| ());
+        }
+        for nblock in nblocks {
+            let len = self.block_range(nblock).len();
+            let ns = self.nstreams(len);
+            let mut pos = self.bstart(nblock)?;
+            for _ in 0..ns {
+                pos = self.stream_at(pos, len / ns)?.1;
+            }
+        }
+        Ok(())
     }
 
     /// Copies items `[start, start + nitems)` into `dst`; see [`getitem`].
@@ -280,21 +366,37 @@ impl<'a> Decoder<'a> {
             return Ok(len);
         }
         if h.vl_blocks() {
-            let mut all = vec![0u8; h.nbytes];
-            self.decompress_vl(&mut all)?;
-            dst.copy_from_slice(&all[lo..hi]);
+            // VL blocks are independent: decode only those that overlap the items.
+            let mut at = 0;
+            for (nblock, (size, payload)) in self.vl_framing()?.into_iter().enumerate() {
+                let (bstart, bend) = (at, at + size);
+                at = bend;
+                if bend <= lo || bstart >= hi {
+                    continue;
+                }
+                let mut block = zeroed(size)?;
+                self.decode_vl_block(nblock, payload, bstart, &mut block)?;
+                let (from, to) = (lo.max(bstart), hi.min(bend));
+                dst[from - lo..to - lo].copy_from_slice(&block[from - bstart..to - bstart]);
+            }
             return Ok(len);
         }
         let bs = h.blocksize;
         let mut scratch = [Vec::new(), Vec::new()];
         let needs_ref = self.filters.iter().any(|(f, _)| f.id() == filter_id::DELTA);
-        let mut block0 = Vec::new();
-        let mut block = vec![0u8; bs.min(h.nbytes)];
+        let blocks = lo / bs..(hi - 1) / bs + 1;
+        // Check what will be read before allocating a block (up to 512 MiB) for it.
         if needs_ref && lo >= bs {
-            block0.resize(bs, 0);
+            self.check_framing(0..1)?;
+        }
+        self.check_framing(blocks.clone())?;
+        let mut block0 = Vec::new();
+        if needs_ref && lo >= bs {
+            block0 = zeroed(bs)?;
             self.decode_block(0, &mut block0, &[], &mut scratch)?;
         }
-        for nblock in lo / bs..=(hi - 1) / bs {
+        let mut block = zeroed(bs.min(h.nbytes))?;
+        for nblock in blocks {
             let bstart = nblock * bs;
             let blen = bs.min(h.nbytes - bstart);
             let out = &mut block[..blen];
@@ -387,9 +489,34 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
+    /// Parses the stream record at `pos` of a stream that decodes to `neblock` bytes; returns
+    /// it and the position after it.
+    fn stream_at(&self, pos: usize, neblock: usize) -> Result<(Stream<'a>, usize)> {
+        let src = self.src;
+        let csize = read_i32(src, pos, "stream size")?;
+        let pos = pos + 4;
+        if csize == 0 {
+            return Ok((Stream::Zeros, pos));
+        }
+        if csize < 0 {
+            let token = *src.get(pos).ok_or(Error::Truncated { what: "run token", needed: pos + 1, available: src.len() })?;
+            return match u8::try_from(csize.unsigned_abs()) {
+                Ok(value) if token & 1 == 1 => Ok((Stream::Run(value), pos + 1)),
+                _ => Err(Error::RunLength(format!("stream run of {csize} with token {token:#04x}"))),
+            };
+        }
+        let csize = csize.unsigned_abs() as usize;
+        let payload = src.get(pos..pos + csize).ok_or(Error::Truncated {
+            what: "block stream",
+            needed: pos + csize,
+            available: src.len(),
+        })?;
+        let stream = if csize == neblock { Stream::Raw(payload) } else { Stream::Codec(payload) };
+        Ok((stream, pos + csize))
+    }
+
     /// Decodes the streams of block `nblock` into `out` (before filters).
     fn decode_streams(&self, codec: &dyn Codec, nblock: usize, out: &mut [u8]) -> Result<()> {
-        let src = self.src;
         let mut pos = self.bstart(nblock)?;
         let ns = self.nstreams(out.len());
         let neblock = out.len() / ns;
@@ -402,47 +529,31 @@ impl<'a> Decoder<'a> {
             dict: self.dict,
         };
         for stream in out.chunks_exact_mut(neblock) {
-            let csize = read_i32(src, pos, "stream size")?;
-            pos += 4;
-            if csize == 0 {
-                stream.fill(0);
-                continue;
-            }
-            if csize < 0 {
-                let token = *src.get(pos).ok_or(Error::Truncated { what: "run token", needed: pos + 1, available: src.len() })?;
-                pos += 1;
-                let value = csize.unsigned_abs();
-                if token & 1 == 0 || value > 255 {
-                    return Err(Error::RunLength(format!("stream run of {csize} with token {token:#04x}")));
+            let (record, next) = self.stream_at(pos, neblock)?;
+            pos = next;
+            match record {
+                Stream::Zeros => stream.fill(0),
+                Stream::Run(value) => stream.fill(value),
+                Stream::Raw(payload) => stream.copy_from_slice(payload),
+                Stream::Codec(payload) => {
+                    let n = codec.decompress(payload, stream, &ctx)?;
+                    if n != neblock {
+                        return Err(Error::Data(format!(
+                            "block {nblock}: stream decoded to {n} bytes, expected {neblock}"
+                        )));
+                    }
                 }
-                stream.fill(value as u8);
-                continue;
-            }
-            let csize = csize as usize;
-            let payload = src.get(pos..pos + csize).ok_or(Error::Truncated {
-                what: "block stream",
-                needed: pos + csize,
-                available: src.len(),
-            })?;
-            pos += csize;
-            if csize == neblock {
-                stream.copy_from_slice(payload);
-                continue;
-            }
-            let n = codec.decompress(payload, stream, &ctx)?;
-            if n != neblock {
-                return Err(Error::Data(format!(
-                    "block {nblock}: stream decoded to {n} bytes, expected {neblock}"
-                )));
             }
         }
         Ok(())
     }
 
-    /// C-Blosc2 3.x variable-length blocks: each block is `int32 size` + one codec stream.
-    fn decompress_vl(&self, dst: &mut [u8]) -> Result<()> {
-        let codec = self.codec.as_deref().ok_or_else(|| Error::header("chunk has no codec"))?;
+    /// VL-block chunks: each block's decoded size and codec payload, checked to lie inside
+    /// the chunk and to add up to `nbytes`.
+    fn vl_framing(&self) -> Result<Vec<(usize, &'a [u8])>> {
         let nblocks = self.header.nblocks();
+        let nbytes = self.header.nbytes;
+        let mut blocks = Vec::new();
         let mut at = 0usize;
         for nblock in 0..nblocks {
             let start = self.bstart(nblock)?;
@@ -450,47 +561,70 @@ impl<'a> Decoder<'a> {
             let size = read_i32(self.src, start, "VL block size")?;
             let size = usize::try_from(size)
                 .ok()
-                .filter(|&s| s <= dst.len() - at)
+                .filter(|&s| s <= nbytes - at)
                 .ok_or_else(|| Error::header(format!("VL block {nblock} size {size} exceeds nbytes")))?;
             let payload = self.src.get(start + 4..end).ok_or(Error::Truncated {
                 what: "VL block",
                 needed: end,
                 available: self.src.len(),
             })?;
-            let ctx = CodecCtx {
-                clevel: 0,
-                meta: self.header.compcode_meta,
-                typesize: self.header.typesize,
-                blocksize: size,
-                nblock,
-                dict: self.dict,
-            };
-            let out = &mut dst[at..at + size];
-            let n = codec.decompress(payload, out, &ctx)?;
-            if n != size {
-                return Err(Error::Data(format!("VL block {nblock}: decoded {n} bytes, expected {size}")));
-            }
-            let mut scratch = vec![0u8; size];
-            for (filter, meta) in self.filters.iter().rev() {
-                if filter.id() == filter_id::TRUNC_PREC {
-                    continue;
-                }
-                let ctx = FilterCtx {
-                    typesize: self.header.typesize,
-                    meta: *meta,
-                    nblock,
-                    offset: at,
-                    version: self.header.version,
-                    dref: &[],
-                };
-                scratch.copy_from_slice(out);
-                filter.backward(&scratch, out, &ctx)?;
-            }
+            blocks.push((size, payload));
             at += size;
         }
-        if at != dst.len() {
-            return Err(Error::Data(format!("VL blocks hold {at} bytes, header says {}", dst.len())));
+        if at != nbytes {
+            return Err(Error::Data(format!("VL blocks hold {at} bytes, header says {nbytes}")));
+        }
+        Ok(blocks)
+    }
+
+    /// Decodes VL block `nblock` (codec payload `payload`, at byte `at` of the chunk) into
+    /// `out`, its exact decoded size.
+    fn decode_vl_block(&self, nblock: usize, payload: &[u8], at: usize, out: &mut [u8]) -> Result<()> {
+        let codec = self.codec.as_deref().ok_or_else(|| Error::header("chunk has no codec"))?;
+        let size = out.len();
+        let ctx = CodecCtx {
+            clevel: 0,
+            meta: self.header.compcode_meta,
+            typesize: self.header.typesize,
+            blocksize: size,
+            nblock,
+            dict: self.dict,
+        };
+        let n = codec.decompress(payload, out, &ctx)?;
+        if n != size {
+            return Err(Error::Data(format!("VL block {nblock}: decoded {n} bytes, expected {size}")));
+        }
+        let mut scratch = Vec::new();
+        for (filter, meta) in self.filters.iter().rev() {
+            if filter.id() == filter_id::TRUNC_PREC {
+                continue;
+            }
+            if scratch.is_empty() {
+                scratch = zeroed(size)?;
+            }
+            let ctx = FilterCtx {
+                typesize: self.header.typesize,
+                meta: *meta,
+                nblock,
+                offset: at,
+                version: self.header.version,
+                dref: &[],
+            };
+            scratch.copy_from_slice(out);
+            filter.backward(&scratch, out, &ctx)?;
         }
         Ok(())
     }
+}
+
+/// One stream record of a block (`int32 csize` and what follows it).
+enum Stream<'s> {
+    /// `csize == 0`: zeros.
+    Zeros,
+    /// `csize < 0` with a token with bit 0 set: a run of the byte `-csize`.
+    Run(u8),
+    /// `csize == neblock`: the bytes, stored raw.
+    Raw(&'s [u8]),
+    /// Any other `csize > 0`: a codec payload.
+    Codec(&'s [u8]),
 }
