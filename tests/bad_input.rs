@@ -1,8 +1,8 @@
 //! Bad input: every chunk is untrusted.
 //!
-//! Codes used here: −3 DATA, −5 READ_BUFFER (truncated), −11 INVALID_HEADER.
+//! Codes used here: −3 DATA, −5 READ_BUFFER (truncated), −7 CODEC_SUPPORT, −11 INVALID_HEADER.
 
-use strata::chunk::{decompress_vec, getitem};
+use strata::chunk::{compress_vec, decompress_vec, getitem, CParams};
 use strata::format::chunk::MAX_BUFFERSIZE;
 
 /// The error code of a result that must be an error.
@@ -118,4 +118,20 @@ fn tiny_chunk_claiming_2_gib_does_not_allocate_it() {
     let grown_mib = (peak_rss_kib() - before) / 1024;
     // Other tests run alongside, so allow some slack; 2 GiB would be unmistakable.
     assert!(grown_mib < 256, "peak RSS grew by {grown_mib} MiB");
+}
+
+/// Flags format code 2 is Blosc1's Snappy (codec ID 3), which Strata lacks: CODEC_SUPPORT
+/// (−7), as C-Blosc2 answers. The reserved format codes 5 and 7 make the header invalid (−11).
+#[test]
+fn blosc1_snappy_format_code_is_codec_support() {
+    let data: Vec<u8> = (0..4000u32).flat_map(|i| (i / 3).to_le_bytes()).collect();
+    let chunk = compress_vec(&CParams { typesize: 4, ..CParams::default() }, &data).unwrap();
+    assert_eq!(chunk[2] & 0x02, 0, "the chunk is memcpyed");
+    for (format, want) in [(2u8, -7), (5, -11), (7, -11)] {
+        let mut m = chunk.clone();
+        m[2] = (m[2] & 0x1f) | (format << 5);
+        assert_eq!(code(decompress_vec(&m)), want, "format code {format}");
+        let mut item = [0u8; 4];
+        assert_eq!(code(getitem(&m, 0, 1, &mut item)), want, "format code {format}");
+    }
 }

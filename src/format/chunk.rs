@@ -43,6 +43,10 @@ pub const FLAG_DONT_SPLIT: u8 = 0x10;
 /// Format code in `flags` bits 5–7 meaning "the codec ID is in header byte 22".
 pub const FORMAT_UDCODEC: u8 = 6;
 
+/// Codec ID of Snappy (`BLOSC_SNAPPY`), which Blosc1 wrote as format code 2. Strata has no
+/// Snappy codec.
+const SNAPPY_COMPCODE: u8 = 3;
+
 /// `blosc2_flags` bit 0: a dictionary section follows `bstarts`.
 pub const B2FLAG_USEDICT: u8 = 0x01;
 /// `blosc2_flags` bit 1: written on a big-endian host (ignored on read).
@@ -142,10 +146,16 @@ fn le_i32(b: &[u8], at: usize) -> i32 {
 
 /// Maps a chunk format code (flags bits 5–7) to a codec ID, for headers that do not carry
 /// the codec in byte 22.
+///
+/// Format code 2 is Snappy (Blosc1, codec ID 3): no codec is registered under that ID, so
+/// decoding such a chunk fails with [`Error::UnknownCodec`] (`BLOSC2_ERROR_CODEC_SUPPORT`, as
+/// C-Blosc2 answers), while its header still parses. Codes 5 and 7 are reserved: the header
+/// is invalid.
 fn format_code_to_compcode(code: u8, udcompcode: u8) -> Result<u8> {
     match code {
         0 => Ok(0),
         1 => Ok(1),
+        2 => Ok(SNAPPY_COMPCODE),
         3 => Ok(4),
         4 => Ok(5),
         FORMAT_UDCODEC => Ok(udcompcode),
