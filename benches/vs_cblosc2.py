@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,6 +24,10 @@ from pathlib import Path
 
 import blosc2
 import numpy as np
+
+# The interop suite's bridge to C-Blosc2 and the strata CLI: the same parameters on both sides.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "interop"))
+from helpers import FILTER_SETS, Params, Strata, StrataError  # noqa: E402
 
 # (codec, filter, clevel)
 CONFIGS = [
@@ -34,18 +37,6 @@ CONFIGS = [
     ("zlib", "shuffle", 5),
     ("zstd", "bitshuffle", 5),
 ]
-
-
-def cparams(codec: str, filt: str, clevel: int, typesize: int) -> dict:
-    return {
-        "codec": getattr(blosc2.Codec, codec.upper()),
-        "clevel": clevel,
-        "typesize": typesize,
-        "filters": [getattr(blosc2.Filter, filt.upper())],
-        "filters_meta": [0],
-        "splitmode": blosc2.SplitMode.FORWARD_COMPAT_SPLIT,
-        "nthreads": 1,
-    }
 
 
 def time_median(work, runs: int) -> float:
@@ -86,26 +77,23 @@ def cblosc2_bench(chunks: list[bytes], params: dict, runs: int) -> dict:
     }
 
 
-def strata_bench(strata: str, path: Path, codec: str, filt: str, clevel: int, chunk_bytes: int, runs: int) -> dict:
-    args = [strata, "bench", str(path), "--json", "--codec", codec, "--filter", filt, "--clevel", str(clevel)]
-    args += ["--chunk-bytes", str(chunk_bytes), "--runs", str(runs)]
-    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+def strata_bench(strata: Strata, path: Path, codec: str, filt: str, clevel: int, chunk_bytes: int, runs: int) -> dict:
+    out = strata.output(
+        "bench", path, "--json", "--codec", codec, "--filter", filt, "--clevel", str(clevel),
+        "--chunk-bytes", str(chunk_bytes), "--runs", str(runs),
+    )
     return json.loads(out.splitlines()[0])
 
 
-def cross_round_trip(strata: str, chunk: bytes, params: dict, codec: str, filt: str, clevel: int) -> bool:
+def cross_round_trip(strata: Strata, chunk: bytes, p: Params) -> bool:
     """Strata's chunk decodes in C-Blosc2 and C-Blosc2's in Strata, both to `chunk`."""
-    with tempfile.TemporaryDirectory() as tmp:
-        raw, ours, theirs, back = (Path(tmp) / n for n in ("in.raw", "s.b2", "c.b2", "back.raw"))
-        raw.write_bytes(chunk)
-        subprocess.run(
-            [strata, "chunk", "compress", "--codec", codec, "--filter", filt, "--clevel", str(clevel),
-             "--typesize", str(params["typesize"]), raw, ours],
-            check=True,
-        )
-        theirs.write_bytes(blosc2.compress2(chunk, **params))
-        subprocess.run([strata, "chunk", "decompress", theirs, back], check=True)
-        return blosc2.decompress2(ours.read_bytes()) == chunk and back.read_bytes() == chunk
+    try:
+        ours_in_c = blosc2.decompress2(strata.compress(chunk, p))
+        theirs_in_strata = strata.decompress(blosc2.compress2(chunk, **p.cparams()))
+    except (StrataError, ValueError, RuntimeError) as e:
+        print(f"round trip failed: {e}", file=sys.stderr)
+        return False
+    return ours_in_c == chunk and theirs_in_strata == chunk
 
 
 def main() -> int:
@@ -116,6 +104,8 @@ def main() -> int:
     ap.add_argument("files", nargs="+", type=Path)
     args = ap.parse_args()
     blosc2.set_nthreads(1)
+    scratch = tempfile.TemporaryDirectory()
+    strata = Strata(Path(args.strata), Path(scratch.name))
 
     print(f"C-Blosc2 {blosc2.blosclib_version.split()[0]} (python-blosc2 {blosc2.__version__}); one thread, "
           f"{args.chunk_bytes} B chunks, median of {args.runs} runs after a warm-up; GB/s of uncompressed data")
@@ -129,10 +119,10 @@ def main() -> int:
               f"{'cratio S':>8} {'C':>6} │ {'comp GB/s S':>11} {'C':>6} {'S/C':>5} │ "
               f"{'decomp GB/s S':>13} {'C':>6} {'S/C':>5} │ round trip")
         for codec, filt, clevel in CONFIGS:
-            params = cparams(codec, filt, clevel, arr.itemsize)
-            ours = strata_bench(args.strata, path, codec, filt, clevel, args.chunk_bytes, args.runs)
-            theirs = cblosc2_bench(chunks, params, args.runs)
-            ok = cross_round_trip(args.strata, chunks[0], params, codec, filt, clevel)
+            p = Params(codec, clevel, arr.itemsize, FILTER_SETS[filt])
+            ours = strata_bench(strata, path, codec, filt, clevel, args.chunk_bytes, args.runs)
+            theirs = cblosc2_bench(chunks, p.cparams(), args.runs)
+            ok = cross_round_trip(strata, chunks[0], p)
             all_ok &= ok
             print(f"{codec:<8} {filt:<11} {clevel:>6} │ {ours['cbytes']:>13} {theirs['cbytes']:>10} "
                   f"{len(data) / ours['cbytes']:>8.2f} {len(data) / theirs['cbytes']:>6.2f} │ "

@@ -237,7 +237,8 @@ fn info(path: &Path, as_json: bool) -> Result<()> {
             .collect();
         parts.join(", ")
     };
-    let cratio = if h.cbytes == 0 { 0.0 } else { h.nbytes as f64 / h.cbytes as f64 };
+    // parse() guarantees cbytes >= the header length.
+    let cratio = h.nbytes as f64 / h.cbytes as f64;
     writeln!(out, "version:      {} (codec format version {}, {}-byte header)", h.version, h.versionlz, h.header_len)?;
     writeln!(out, "flags:        {:#04x} {}", h.flags, flag_names(&h).join(" "))?;
     writeln!(out, "blosc2_flags: {:#04x} {}", h.blosc2_flags, blosc2_flag_names(&h).join(" "))?;

@@ -54,7 +54,7 @@ pub fn read_input(path: &Path, limit: u64) -> Result<Input> {
     let mut data = Vec::new();
     data.try_reserve_exact(capacity).map_err(|_| anyhow!("{name}: cannot allocate {capacity} bytes"))?;
     reader.take(nbytes).read_to_end(&mut data).with_context(|| format!("cannot read {name}"))?;
-    if (data.len() as u64) < nbytes {
+    if is_npy && (data.len() as u64) < nbytes {
         bail!("{name}: the .npy header announces {nbytes} data bytes, the file holds {}", data.len());
     }
     Ok(Input { data, typesize })

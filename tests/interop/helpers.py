@@ -120,7 +120,8 @@ class Strata:
     def run(self, *args: str | Path) -> subprocess.CompletedProcess:
         return subprocess.run([str(self.binary), *map(str, args)], capture_output=True, text=True, check=False)
 
-    def _ok(self, *args: str | Path) -> str:
+    def output(self, *args: str | Path) -> str:
+        """stdout of a successful run; StrataError otherwise."""
         res = self.run(*args)
         if res.returncode != 0:
             raise StrataError(f"strata {' '.join(map(str, args[:2]))} exited {res.returncode}: {res.stderr.strip()}")
@@ -129,25 +130,25 @@ class Strata:
     def compress(self, data: bytes, p: Params) -> bytes:
         src, dst = self._path(".raw"), self._path(".b2")
         src.write_bytes(data)
-        self._ok("chunk", "compress", *p.cli_args(), src, dst)
+        self.output("chunk", "compress", *p.cli_args(), src, dst)
         return dst.read_bytes()
 
     def decompress(self, chunk: bytes) -> bytes:
         src, dst = self._path(".b2"), self._path(".raw")
         src.write_bytes(chunk)
-        self._ok("chunk", "decompress", src, dst)
+        self.output("chunk", "decompress", src, dst)
         return dst.read_bytes()
 
     def getitem(self, chunk: bytes, start: int, nitems: int) -> bytes:
         src, dst = self._path(".b2"), self._path(".raw")
         src.write_bytes(chunk)
-        self._ok("chunk", "getitem", src, "--start", str(start), "--nitems", str(nitems), dst)
+        self.output("chunk", "getitem", src, "--start", str(start), "--nitems", str(nitems), dst)
         return dst.read_bytes()
 
     def info(self, chunk: bytes) -> dict:
         src = self._path(".b2")
         src.write_bytes(chunk)
-        return json.loads(self._ok("chunk", "info", src, "--json"))
+        return json.loads(self.output("chunk", "info", src, "--json"))
 
 
 def strata_binary() -> Path:
@@ -208,8 +209,9 @@ def check_case(strata: Strata, data: bytes, p: Params, what: str) -> list[str]:
     c_chunk = cblosc2_compress(data, p)
     expected = blosc2.decompress2(c_chunk) if p.lossy else data
     try:
-        if strata.decompress(c_chunk) != expected:
-            problems.append(f"{what}: C-Blosc2 → Strata: decompressed bytes differ")
+        got = strata.decompress(c_chunk)
+        if got != expected:
+            problems.append(f"{what}: C-Blosc2 → Strata: {describe_difference(got, expected)}")
     except StrataError as e:
         problems.append(f"{what}: C-Blosc2 → Strata: {e}")
     try:
@@ -217,15 +219,19 @@ def check_case(strata: Strata, data: bytes, p: Params, what: str) -> list[str]:
     except StrataError as e:
         return [*problems, f"{what}: Strata compress: {e}"]
     try:
-        if blosc2.decompress2(s_chunk) != expected:
-            problems.append(f"{what}: Strata → C-Blosc2: decompressed bytes differ")
+        got = blosc2.decompress2(s_chunk)
+        if got != expected:
+            problems.append(f"{what}: Strata → C-Blosc2: {describe_difference(got, expected)}")
     except (ValueError, RuntimeError) as e:
         problems.append(f"{what}: Strata → C-Blosc2: {e}")
     if p.cblosc2_drops_filters:
         return problems
     if p.codec == "blosclz" and not p.use_dict:
         if s_chunk != c_chunk:
-            problems.append(f"{what}: chunks differ: {describe_difference(s_chunk, c_chunk)}")
+            problems.append(
+                f"{what}: chunks differ: Strata's {describe_difference(s_chunk, c_chunk)}; headers Strata "
+                f"{s_chunk[:HEADER].hex()} C-Blosc2 {c_chunk[:HEADER].hex()}"
+            )
         return problems
     s_head, c_head = bytearray(s_chunk[:HEADER]), bytearray(c_chunk[:HEADER])
     for head in (s_head, c_head):
@@ -241,10 +247,15 @@ def check_case(strata: Strata, data: bytes, p: Params, what: str) -> list[str]:
     return problems
 
 
-def describe_difference(ours: bytes, theirs: bytes) -> str:
-    """Where two chunks first differ, for failure messages."""
-    at = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
-    return (
-        f"Strata {len(ours)} bytes, C-Blosc2 {len(theirs)} bytes, first difference at byte {at}; "
-        f"headers Strata {ours[:HEADER].hex()} C-Blosc2 {theirs[:HEADER].hex()}"
-    )
+def describe_difference(got: bytes, want: bytes) -> str:
+    """Sizes and first differing byte of two byte strings, for failure messages."""
+    n = min(len(got), len(want))
+    diff = np.flatnonzero(np.frombuffer(got, np.uint8, n) != np.frombuffer(want, np.uint8, n))
+    at = int(diff[0]) if diff.size else n
+    return f"{len(got)} bytes, expected {len(want)}, first difference at byte {at}"
+
+
+def assert_same(got: bytes, want: bytes, what: str) -> None:
+    """Fails with a short message; pytest's own diff of large byte strings takes minutes."""
+    if got != want:
+        raise AssertionError(f"{what}: {describe_difference(got, want)}")

@@ -4,7 +4,7 @@ in Strata; zeros compress to the same 32-byte special-zero chunk in Strata as in
 import blosc2
 import numpy as np
 import pytest
-from helpers import CODECS, FILTER_SETS, Params, cblosc2_compress
+from helpers import CODECS, FILTER_SETS, Params, assert_same, cblosc2_compress
 
 NITEMS = 10_000
 
@@ -22,7 +22,7 @@ def special_chunk(value: blosc2.SpecialValue, dtype, fill=None) -> bytes:
 def test_cblosc2_special_chunks_decode(strata, dtype):
     zeros = special_chunk(blosc2.SpecialValue.ZERO, dtype)
     assert strata.info(zeros)["special"] == "zero"
-    assert strata.decompress(zeros) == np.zeros(NITEMS, dtype).tobytes()
+    assert_same(strata.decompress(zeros), np.zeros(NITEMS, dtype).tobytes(), "zero chunk")
 
     nans = special_chunk(blosc2.SpecialValue.NAN, dtype)
     assert strata.info(nans)["special"] == "nan"
@@ -30,7 +30,7 @@ def test_cblosc2_special_chunks_decode(strata, dtype):
 
     value = special_chunk(blosc2.SpecialValue.VALUE, dtype, dtype(-2.75))
     assert strata.info(value)["special"] == "value"
-    assert strata.decompress(value) == np.full(NITEMS, -2.75, dtype).tobytes()
+    assert_same(strata.decompress(value), np.full(NITEMS, -2.75, dtype).tobytes(), "value chunk")
 
     uninit = special_chunk(blosc2.SpecialValue.UNINIT, dtype)
     assert strata.info(uninit)["special"] == "uninit"
@@ -47,5 +47,5 @@ def test_zeros_make_the_same_special_chunk(strata, codec, fset, typesize, nbytes
     c_chunk = cblosc2_compress(zeros, p)
     s_chunk = strata.compress(zeros, p)
     assert len(c_chunk) == 32 and c_chunk[31] >> 4 == 1, "C-Blosc2 wrote a special-zero chunk"
-    assert s_chunk == c_chunk
-    assert strata.decompress(c_chunk) == zeros
+    assert len(s_chunk) == len(c_chunk) and s_chunk == c_chunk, f"Strata wrote {s_chunk[:32].hex()} ({len(s_chunk)} bytes)"
+    assert_same(strata.decompress(c_chunk), zeros, "C-Blosc2's zero chunk")
