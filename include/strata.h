@@ -60,6 +60,8 @@ typedef struct {
   uint8_t filters_meta[6];
   // Non-zero to train and store a zstd dictionary.
   uint8_t use_dict;
+  // Threads that may compress blocks at once (the caller's included); 0 = the default.
+  uint32_t nthreads;
 } strata_cparams;
 
 #ifdef __cplusplus

@@ -10,6 +10,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use strata::chunk::{compress_vec, decompress_vec, CParams, Decoder};
+use strata::scheduler::Runtime;
 use strata::format::chunk::{
     ChunkHeader, B2FLAG_BIGENDIAN, B2FLAG_INSTR_CODEC, B2FLAG_LAZY, B2FLAG_USEDICT, EXTENDED_HEADER_LENGTH,
     FLAG_BITSHUFFLE, FLAG_DELTA, FLAG_DONT_SPLIT, FLAG_MEMCPYED, FLAG_SHUFFLE, MAX_BUFFERSIZE,
@@ -106,7 +107,7 @@ pub fn run(cmd: ChunkCommand) -> Result<()> {
             let h = &decoder.header;
             let len = nitems.checked_mul(h.typesize).filter(|&n| n <= h.nbytes).unwrap_or(0);
             let mut items = vec![0u8; len];
-            decoder.getitem(start, nitems, &mut items).with_context(context)?;
+            decoder.getitem_on(&Runtime::global(), 0, start, nitems, &mut items).with_context(context)?;
             write(&output, &items)
         }
     }

@@ -14,7 +14,8 @@ use crate::format::chunk::{
     FLAG_DELTA, FLAG_DONT_SPLIT, FLAG_MEMCPYED, FLAG_SHUFFLE, MAX_BUFFERSIZE, MAX_DICT_SIZE,
     MAX_FILTERS, MAX_TYPESIZE, MIN_BUFFERSIZE, VERSION_FORMAT_STABLE,
 };
-use crate::registry::Registry;
+use super::{job_threads, Context};
+use crate::scheduler::Runtime;
 use std::sync::Arc;
 
 /// The most bytes a chunk of `nbytes` input bytes can take: `nbytes + BLOSC2_MAX_OVERHEAD`.
@@ -36,7 +37,7 @@ pub fn max_compressed_len(nbytes: usize) -> usize {
 /// [`Error::UnknownCodec`] / [`Error::UnknownFilter`] for unregistered IDs;
 /// [`Error::DestinationTooSmall`] when nothing fits; a filter's or codec's own error.
 pub fn compress(cparams: &CParams, src: &[u8], dst: &mut [u8]) -> Result<usize> {
-    compress_with(Registry::global(), cparams, src, dst)
+    compress_ctx(&Context::global(), cparams, src, dst)
 }
 
 /// [`compress`] into a new vector of exactly `cbytes` bytes.
@@ -65,12 +66,13 @@ struct Plan<'a> {
     split: bool,
 }
 
-/// [`compress`] with an explicit registry.
+/// [`compress`] with an explicit registry and runtime.
 ///
 /// # Errors
 /// As [`compress`].
-pub fn compress_with(registry: &Registry, cparams: &CParams, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+pub fn compress_ctx(ctx: &Context<'_>, cparams: &CParams, src: &[u8], dst: &mut [u8]) -> Result<usize> {
     cparams.validate()?;
+    let registry = ctx.registry;
     let nbytes = src.len();
     if nbytes > MAX_BUFFERSIZE {
         return Err(Error::MaxBufsizeExceeded { size: nbytes, limit: MAX_BUFFERSIZE });
@@ -127,7 +129,8 @@ pub fn compress_with(registry: &Registry, cparams: &CParams, src: &[u8], dst: &m
     if dict.is_some() {
         header.blosc2_flags |= B2FLAG_USEDICT;
     }
-    match compress_blocks(&plan, src, dst, dict.as_deref())? {
+    let nthreads = job_threads(&ctx.runtime, cparams.nthreads, nbytes);
+    match compress_blocks(&plan, src, dst, dict.as_deref(), &ctx.runtime, nthreads)? {
         Some(Written { cbytes, all_zero_runs }) => {
             if all_zero_runs && dict.is_none() {
                 // Every stream is a zero run: C-Blosc2 rewrites the chunk as special zeros.
@@ -215,15 +218,26 @@ fn nstreams(plan: &Plan<'_>, len: usize) -> usize {
     }
 }
 
-/// Compresses every block after the bstarts (and dict section); `None` when it does not fit.
-fn compress_blocks(plan: &Plan<'_>, src: &[u8], dst: &mut [u8], dict: Option<&[u8]>) -> Result<Option<Written>> {
-    let maxbytes = dst.len();
+/// Compresses every block and writes them, with their `bstarts` (and the dict section), after
+/// the header; `None` when the chunk does not fit in `dst`.
+///
+/// Each block is compressed on its own, the codec always offered `neblock` bytes per stream
+/// (C-Blosc2's threaded rule), so the bytes are the same whatever the thread count: blocks
+/// are laid out in order once all are done.
+fn compress_blocks(
+    plan: &Plan<'_>,
+    src: &[u8],
+    dst: &mut [u8],
+    dict: Option<&[u8]>,
+    runtime: &Runtime,
+    nthreads: usize,
+) -> Result<Option<Written>> {
     let bstarts_at = EXTENDED_HEADER_LENGTH;
     let mut pos = bstarts_at + 4 * plan.nblocks;
     if let Some(d) = dict {
         pos += 4 + d.len();
     }
-    if pos > maxbytes {
+    if pos > dst.len() {
         return Ok(None);
     }
     if let Some(d) = dict {
@@ -231,32 +245,81 @@ fn compress_blocks(plan: &Plan<'_>, src: &[u8], dst: &mut [u8], dict: Option<&[u
         dst[at..at + 4].copy_from_slice(&le32(d.len()));
         dst[at + 4..at + 4 + d.len()].copy_from_slice(d);
     }
-    let mut scratch = [Vec::new(), Vec::new()];
     let mut all_zero_runs = true;
-    for nblock in 0..plan.nblocks {
-        dst[bstarts_at + 4 * nblock..bstarts_at + 4 * nblock + 4].copy_from_slice(&le32(pos));
-        let filtered = filter_block(plan, src, nblock, &mut scratch)?;
-        let ns = nstreams(plan, filtered.len());
-        let neblock = filtered.len() / ns;
-        for stream in filtered.chunks_exact(neblock) {
-            let ctx = CodecCtx {
-                clevel: plan.cparams.clevel,
-                meta: plan.cparams.codec_meta,
-                typesize: plan.typesize,
-                blocksize: plan.blocksize,
-                nblock,
-                dict,
-            };
-            match compress_stream(plan.codec.as_ref(), stream, &mut dst[pos..], &ctx)? {
-                Some((n, zero_run)) => {
-                    pos += n;
-                    all_zero_runs &= zero_run;
-                }
-                None => return Ok(None),
+    let mut place = |nblock: usize, block: &[u8], zero_runs: bool, pos: &mut usize| -> bool {
+        if block.len() > dst.len() - *pos {
+            return false;
+        }
+        dst[bstarts_at + 4 * nblock..bstarts_at + 4 * nblock + 4].copy_from_slice(&le32(*pos));
+        dst[*pos..*pos + block.len()].copy_from_slice(block);
+        *pos += block.len();
+        all_zero_runs &= zero_runs;
+        true
+    };
+    if nthreads <= 1 || plan.nblocks == 1 {
+        let mut scratch = [Vec::new(), Vec::new()];
+        let mut block = Vec::new();
+        for nblock in 0..plan.nblocks {
+            let zero_runs = compress_block(plan, src, nblock, dict, &mut scratch, &mut block)?;
+            if !place(nblock, &block, zero_runs, &mut pos) {
+                return Ok(None);
+            }
+        }
+    } else {
+        let mut blocks: Vec<(Vec<u8>, bool)> = (0..plan.nblocks).map(|_| (Vec::new(), false)).collect();
+        runtime.for_each_chunk_mut_init(
+            &mut blocks,
+            1,
+            nthreads,
+            || [Vec::new(), Vec::new()],
+            |scratch, nblock, slot| {
+                let (block, zero_runs) = &mut slot[0];
+                *zero_runs = compress_block(plan, src, nblock, dict, scratch, block)?;
+                Ok(())
+            },
+        )?;
+        for (nblock, (block, zero_runs)) in blocks.iter().enumerate() {
+            if !place(nblock, block, *zero_runs, &mut pos) {
+                return Ok(None);
             }
         }
     }
     Ok(Some(Written { cbytes: pos, all_zero_runs }))
+}
+
+/// Filters block `nblock` and writes its stream records into `out` (resized to fit); returns
+/// whether every stream is a zero run.
+fn compress_block(
+    plan: &Plan<'_>,
+    src: &[u8],
+    nblock: usize,
+    dict: Option<&[u8]>,
+    scratch: &mut [Vec<u8>; 2],
+    out: &mut Vec<u8>,
+) -> Result<bool> {
+    let filtered = filter_block(plan, src, nblock, scratch)?;
+    let ns = nstreams(plan, filtered.len());
+    let neblock = filtered.len() / ns;
+    // Room for every stream stored raw (4 + neblock bytes) or as a run (at most 5 bytes).
+    out.clear();
+    out.resize(ns * (4 + neblock.max(1)), 0);
+    let ctx = CodecCtx {
+        clevel: plan.cparams.clevel,
+        meta: plan.cparams.codec_meta,
+        typesize: plan.typesize,
+        blocksize: plan.blocksize,
+        nblock,
+        dict,
+    };
+    let mut pos = 0;
+    let mut all_zero_runs = true;
+    for stream in filtered.chunks_exact(neblock) {
+        let (n, zero_run) = compress_stream(plan.codec.as_ref(), stream, &mut out[pos..], &ctx)?;
+        pos += n;
+        all_zero_runs &= zero_run;
+    }
+    out.truncate(pos);
+    Ok(all_zero_runs)
 }
 
 fn le32(v: usize) -> [u8; 4] {
@@ -264,44 +327,31 @@ fn le32(v: usize) -> [u8; 4] {
     i32::try_from(v).unwrap_or(i32::MAX).to_le_bytes()
 }
 
-/// Writes one stream record (`int32 csize` + payload) at the start of `out`; returns its
-/// length and whether it is a zero run, or `None` when it does not fit.
-fn compress_stream(codec: &dyn Codec, stream: &[u8], out: &mut [u8], ctx: &CodecCtx<'_>) -> Result<Option<(usize, bool)>> {
+/// Writes one stream record (`int32 csize` + payload) at the start of `out`, which has room
+/// for `4 + max(neblock, 1)` bytes; returns its length and whether it is a zero run.
+fn compress_stream(codec: &dyn Codec, stream: &[u8], out: &mut [u8], ctx: &CodecCtx<'_>) -> Result<(usize, bool)> {
     let neblock = stream.len();
-    if out.len() < 4 {
-        return Ok(None);
-    }
     // Runs of one byte value are stored without calling the codec.
     if let Some((&first, rest)) = stream.split_first() {
         if rest.iter().all(|&b| b == first) {
             if first == 0 {
                 out[..4].copy_from_slice(&0i32.to_le_bytes());
-                return Ok(Some((4, true)));
-            }
-            if out.len() < 5 {
-                return Ok(None);
+                return Ok((4, true));
             }
             out[..4].copy_from_slice(&(-i32::from(first)).to_le_bytes());
             out[4] = 1;
-            return Ok(Some((5, false)));
+            return Ok((5, false));
         }
     }
-    let maxout = neblock.min(out.len() - 4);
-    if maxout == 0 {
-        return Ok(None);
-    }
-    let cbytes = codec.compress(stream, &mut out[4..4 + maxout], ctx)?;
+    let cbytes = codec.compress(stream, &mut out[4..4 + neblock], ctx)?;
     if cbytes == 0 || cbytes >= neblock {
         // Not compressible: store the stream raw.
-        if out.len() < 4 + neblock {
-            return Ok(None);
-        }
         out[..4].copy_from_slice(&le32(neblock));
         out[4..4 + neblock].copy_from_slice(stream);
-        return Ok(Some((4 + neblock, false)));
+        return Ok((4 + neblock, false));
     }
     out[..4].copy_from_slice(&le32(cbytes));
-    Ok(Some((4 + cbytes, false)))
+    Ok((4 + cbytes, false))
 }
 
 /// Trains a zstd dictionary on the filtered streams of `src`, as C-Blosc2 does: at most

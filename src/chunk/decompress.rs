@@ -13,8 +13,10 @@ use crate::filters::{Filter, FilterCtx};
 use crate::format::chunk::{
     filter_id, ChunkHeader, SpecialType, B2FLAG_INSTR_CODEC, B2FLAG_LAZY, MAX_DICT_SIZE,
 };
+use super::{job_threads, Context, DParams};
 use crate::registry::Registry;
-use std::sync::Arc;
+use crate::scheduler::Runtime;
+use std::sync::{Arc, Mutex};
 
 /// The largest Blosc1 typesize that was split into streams, and the fewest items per block.
 const BLOSC1_MAX_SPLITS: usize = 16;
@@ -30,7 +32,15 @@ const BLOSC1_MIN_SPLIT_ITEMS: usize = 128;
 /// [`Error::UnknownCodec`] / [`Error::UnknownFilter`]; [`Error::Data`] / [`Error::RunLength`]
 /// for corrupt streams.
 pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
-    Decoder::new(Registry::global(), src)?.decompress(dst)
+    decompress_ctx(&Context::global(), &DParams::default(), src, dst)
+}
+
+/// [`decompress`] with an explicit context and parameters.
+///
+/// # Errors
+/// As [`decompress`].
+pub fn decompress_ctx(ctx: &Context<'_>, dparams: &DParams, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    Decoder::new(ctx.registry, src)?.decompress_on(&ctx.runtime, dparams.nthreads, dst)
 }
 
 /// [`decompress`] into a new vector of `nbytes` bytes.
@@ -46,9 +56,23 @@ pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
 /// # Errors
 /// As [`decompress`]; [`Error::MemoryAlloc`] when `nbytes` cannot be reserved.
 pub fn decompress_vec(src: &[u8]) -> Result<Vec<u8>> {
-    let d = Decoder::new(Registry::global(), src)?;
+    decompress_vec_ctx(&Context::global(), &DParams::default(), src)
+}
+
+/// [`decompress_vec`] with an explicit context and parameters. When the blocks decode on
+/// several threads the output is allocated whole (after the framing check) rather than grown.
+///
+/// # Errors
+/// As [`decompress_vec`].
+pub fn decompress_vec_ctx(ctx: &Context<'_>, dparams: &DParams, src: &[u8]) -> Result<Vec<u8>> {
+    let d = Decoder::new(ctx.registry, src)?;
     d.check_framing(0..d.header.nblocks())?;
     let n = d.header.nbytes;
+    if d.regular() && job_threads(&ctx.runtime, dparams.nthreads, n) > 1 {
+        let mut out = zeroed(n)?;
+        d.decompress_on(&ctx.runtime, dparams.nthreads, &mut out)?;
+        return Ok(out);
+    }
     let mut out = Vec::new();
     out.try_reserve_exact(n).map_err(|_| Error::MemoryAlloc(n))?;
     if d.regular() {
@@ -65,7 +89,7 @@ pub fn decompress_vec(src: &[u8]) -> Result<Vec<u8>> {
         }
     } else {
         out.resize(n, 0);
-        d.decompress(&mut out)?;
+        d.decompress_on(&ctx.runtime, 1, &mut out)?;
     }
     Ok(out)
 }
@@ -79,7 +103,22 @@ pub fn decompress_vec(src: &[u8]) -> Result<Vec<u8>> {
 /// [`Error::InvalidIndex`] if the items lie outside the chunk; [`Error::DestinationTooSmall`]
 /// if `dst` cannot hold them; otherwise as [`decompress`].
 pub fn getitem(src: &[u8], start: usize, nitems: usize, dst: &mut [u8]) -> Result<usize> {
-    Decoder::new(Registry::global(), src)?.getitem(start, nitems, dst)
+    getitem_ctx(&Context::global(), &DParams::default(), src, start, nitems, dst)
+}
+
+/// [`getitem`] with an explicit context and parameters.
+///
+/// # Errors
+/// As [`getitem`].
+pub fn getitem_ctx(
+    ctx: &Context<'_>,
+    dparams: &DParams,
+    src: &[u8],
+    start: usize,
+    nitems: usize,
+    dst: &mut [u8],
+) -> Result<usize> {
+    Decoder::new(ctx.registry, src)?.getitem_on(&ctx.runtime, dparams.nthreads, start, nitems, dst)
 }
 
 /// A vector of `n` zero bytes, or [`Error::MemoryAlloc`].
@@ -239,11 +278,12 @@ impl<'a> Decoder<'a> {
             .ok_or_else(|| Error::header(format!("bstarts[{nblock}] = {v} points outside the chunk data")))
     }
 
-    /// Decompresses the whole chunk into `dst`; returns `nbytes`.
+    /// Decompresses the whole chunk into `dst` on `runtime`, blocks on up to `nthreads`
+    /// threads (0 = the runtime's default); returns `nbytes`.
     ///
     /// # Errors
     /// As [`decompress`].
-    pub fn decompress(&self, dst: &mut [u8]) -> Result<usize> {
+    pub fn decompress_on(&self, runtime: &Runtime, nthreads: usize, dst: &mut [u8]) -> Result<usize> {
         let h = &self.header;
         let nbytes = h.nbytes;
         if dst.len() < nbytes {
@@ -270,9 +310,28 @@ impl<'a> Decoder<'a> {
             return Ok(nbytes);
         }
         self.check_framing(0..h.nblocks())?;
-        let mut scratch = [Vec::new(), Vec::new()];
-        for nblock in 0..h.nblocks() {
-            self.decode_block_at(nblock, dst, &mut scratch)?;
+        let nthreads = job_threads(runtime, nthreads, nbytes);
+        if nthreads <= 1 || h.nblocks() == 1 {
+            let mut scratch = [Vec::new(), Vec::new()];
+            for nblock in 0..h.nblocks() {
+                self.decode_block_at(nblock, dst, &mut scratch)?;
+            }
+            return Ok(nbytes);
+        }
+        let bs = h.blocksize;
+        let init = || [Vec::new(), Vec::new()];
+        if self.uses_delta() {
+            // Delta's other blocks are relative to block 0: decode it first.
+            let (block0, rest) = dst.split_at_mut(bs);
+            self.decode_block(0, block0, &[], &mut init())?;
+            let block0 = &*block0;
+            runtime.for_each_chunk_mut_init(rest, bs, nthreads, init, |scratch, i, out| {
+                self.decode_block(i + 1, out, block0, scratch)
+            })?;
+        } else {
+            runtime.for_each_chunk_mut_init(dst, bs, nthreads, init, |scratch, nblock, out| {
+                self.decode_block(nblock, out, &[], scratch)
+            })?;
         }
         Ok(nbytes)
     }
@@ -330,11 +389,19 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
-    /// Copies items `[start, start + nitems)` into `dst`; see [`getitem`].
+    /// Copies items `[start, start + nitems)` into `dst`, the blocks on up to `nthreads`
+    /// threads of `runtime` (0 = its default); see [`getitem`].
     ///
     /// # Errors
     /// As [`getitem`].
-    pub fn getitem(&self, start: usize, nitems: usize, dst: &mut [u8]) -> Result<usize> {
+    pub fn getitem_on(
+        &self,
+        runtime: &Runtime,
+        nthreads: usize,
+        start: usize,
+        nitems: usize,
+        dst: &mut [u8],
+    ) -> Result<usize> {
         let h = &self.header;
         let ts = h.typesize;
         let range = start
@@ -382,33 +449,57 @@ impl<'a> Decoder<'a> {
             return Ok(len);
         }
         let bs = h.blocksize;
-        let mut scratch = [Vec::new(), Vec::new()];
-        let needs_ref = self.filters.iter().any(|(f, _)| f.id() == filter_id::DELTA);
         let blocks = lo / bs..(hi - 1) / bs + 1;
+        // Delta's blocks after 0 are relative to block 0: decode it first when they are read.
+        let needs_ref = self.uses_delta() && hi > bs;
         // Check what will be read before allocating a block (up to 512 MiB) for it.
-        if needs_ref && lo >= bs {
+        if needs_ref {
             self.check_framing(0..1)?;
         }
         self.check_framing(blocks.clone())?;
-        let mut block0 = Vec::new();
-        if needs_ref && lo >= bs {
-            block0 = zeroed(bs)?;
-            self.decode_block(0, &mut block0, &[], &mut scratch)?;
+        let block0 = if needs_ref {
+            let mut b = zeroed(bs)?;
+            self.decode_block(0, &mut b, &[], &mut [Vec::new(), Vec::new()])?;
+            b
+        } else {
+            Vec::new()
+        };
+        // The part of `dst` each block fills, in order.
+        let mut pieces = Vec::with_capacity(blocks.len());
+        let mut rest = dst;
+        for nblock in blocks.clone() {
+            let bstart = nblock * bs;
+            let (from, to) = (lo.max(bstart), hi.min(bstart + bs));
+            let (piece, tail) = rest.split_at_mut(to - from);
+            rest = tail;
+            pieces.push(Mutex::new(piece));
         }
-        let mut block = zeroed(bs.min(h.nbytes))?;
-        for nblock in blocks {
+        let nthreads = job_threads(runtime, nthreads, len);
+        let init = || ([Vec::new(), Vec::new()], Vec::new());
+        runtime.for_each_index_init(pieces.len(), nthreads, init, |(scratch, buf), k| {
+            let nblock = blocks.start + k;
             let bstart = nblock * bs;
             let blen = bs.min(h.nbytes - bstart);
-            let out = &mut block[..blen];
-            self.decode_block(nblock, out, &block0, &mut scratch)?;
+            let mut piece = pieces[k].lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let from = lo.max(bstart) - bstart;
+            let plen = piece.len();
             if nblock == 0 && needs_ref {
-                block0 = out.to_vec();
+                piece.copy_from_slice(&block0[from..from + plen]);
+            } else if plen == blen {
+                self.decode_block(nblock, &mut piece, &block0, scratch)?;
+            } else {
+                buf.resize(blen, 0);
+                self.decode_block(nblock, &mut buf[..blen], &block0, scratch)?;
+                piece.copy_from_slice(&buf[from..from + plen]);
             }
-            let from = lo.max(bstart);
-            let to = hi.min(bstart + blen);
-            dst[from - lo..to - lo].copy_from_slice(&out[from - bstart..to - bstart]);
-        }
+            Ok(())
+        })?;
         Ok(len)
+    }
+
+    /// True when the chunk's filters include delta.
+    fn uses_delta(&self) -> bool {
+        self.filters.iter().any(|(f, _)| f.id() == filter_id::DELTA)
     }
 
     /// Fills `dst` (the chunk bytes from `offset` on) with a special chunk's value.

@@ -21,6 +21,39 @@ mod decompress;
 mod params;
 
 pub use blocksize::{compute_blocksize, split_block};
-pub use compress::{compress, compress_vec, compress_with, max_compressed_len};
-pub use decompress::{decompress, decompress_vec, getitem, Decoder};
-pub use params::{CParams, SplitMode};
+pub use compress::{compress, compress_ctx, compress_vec, max_compressed_len};
+pub use decompress::{decompress, decompress_ctx, decompress_vec, decompress_vec_ctx, getitem, getitem_ctx, Decoder};
+pub use params::{CParams, DParams, SplitMode};
+
+use crate::registry::Registry;
+use crate::scheduler::Runtime;
+use std::sync::Arc;
+
+/// Where chunk operations run: the registry that maps codec and filter IDs, and the runtime
+/// whose workers compress and decompress blocks in parallel.
+///
+/// [`Context::global`] (the process registry and runtime) is what [`compress`],
+/// [`decompress`] and [`getitem`] use; pass another one to the `*_ctx` functions to inject a
+/// runtime or registry (tests, the daemon).
+#[derive(Debug, Clone)]
+pub struct Context<'a> {
+    /// Codec and filter lookup.
+    pub registry: &'a Registry,
+    /// The worker pool.
+    pub runtime: Arc<Runtime>,
+}
+
+impl Context<'static> {
+    /// The process registry and runtime.
+    #[must_use]
+    pub fn global() -> Self {
+        Context { registry: Registry::global(), runtime: Runtime::global() }
+    }
+}
+
+/// Threads for a job over `nbytes` bytes that asked for `nthreads` (0 = the runtime's
+/// default): 1 below the size where handing work to other threads pays.
+fn job_threads(runtime: &Runtime, nthreads: usize, nbytes: usize) -> usize {
+    let cap = if nthreads == 0 { runtime.nthreads() } else { nthreads };
+    crate::scheduler::parallel_nthreads(nbytes, cap)
+}

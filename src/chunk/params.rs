@@ -58,6 +58,10 @@ pub struct CParams {
     pub filters_meta: [u8; MAX_FILTERS],
     /// Train and store a zstd dictionary in the chunk (zstd only).
     pub use_dict: bool,
+    /// Threads (the caller's included) that may compress blocks at once; 0 = the runtime's
+    /// default (`STRATA_NTHREADS`, `BLOSC_NTHREADS`, else one per core). The bytes written
+    /// are the same for every value.
+    pub nthreads: usize,
 }
 
 impl Default for CParams {
@@ -72,6 +76,7 @@ impl Default for CParams {
             filters: [0, 0, 0, 0, 0, filter_id::SHUFFLE],
             filters_meta: [0; MAX_FILTERS],
             use_dict: false,
+            nthreads: 0,
         }
     }
 }
@@ -98,4 +103,12 @@ impl CParams {
         }
         Ok(())
     }
+}
+
+/// Parameters for decompressing, as C-Blosc2's `blosc2_dparams`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DParams {
+    /// Threads (the caller's included) that may decompress blocks at once; 0 = the runtime's
+    /// default.
+    pub nthreads: usize,
 }

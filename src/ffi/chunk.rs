@@ -34,6 +34,8 @@ pub struct strata_cparams {
     pub filters_meta: [u8; 6],
     /// Non-zero to train and store a zstd dictionary.
     pub use_dict: u8,
+    /// Threads that may compress blocks at once (the caller's included); 0 = the default.
+    pub nthreads: u32,
 }
 
 impl From<&CParams> for strata_cparams {
@@ -49,6 +51,7 @@ impl From<&CParams> for strata_cparams {
             filters: p.filters,
             filters_meta: p.filters_meta,
             use_dict: u8::from(p.use_dict),
+            nthreads: u32::try_from(p.nthreads).unwrap_or(u32::MAX),
         }
     }
 }
@@ -74,6 +77,7 @@ impl strata_cparams {
             filters,
             filters_meta: self.filters_meta,
             use_dict: self.use_dict != 0,
+            nthreads: self.nthreads as usize,
         })
     }
 }

@@ -1,0 +1,93 @@
+//! The same chunk bytes whatever the thread count, and parallel decompression and getitem
+//! equal to the serial ones, on every codec and filter pipeline.
+
+use std::sync::Arc;
+use strata::chunk::{
+    compress_ctx, decompress_ctx, decompress_vec_ctx, getitem_ctx, max_compressed_len, CParams, Context, DParams,
+};
+use strata::registry::Registry;
+use strata::scheduler::{Runtime, RuntimeConfig};
+
+fn field(n: usize) -> Vec<u8> {
+    (0..n / 4)
+        .flat_map(|i| (((i as f32) / 300.0).sin() * 100.0 + (i % 7) as f32).to_le_bytes())
+        .chain(std::iter::repeat_n(7u8, n % 4))
+        .collect()
+}
+
+fn contexts() -> Vec<Context<'static>> {
+    [(2, true), (4, false)]
+        .into_iter()
+        .map(|(workers, pin)| Context {
+            registry: Registry::global(),
+            runtime: Arc::new(Runtime::new(RuntimeConfig::default().with_workers(workers).with_pin(pin))),
+        })
+        .collect()
+}
+
+#[test]
+fn identical_bytes_for_1_2_and_n_threads() {
+    let data = field(3 * 1024 * 1024 + 13);
+    let pipelines: [[u8; 6]; 5] =
+        [[0; 6], [0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 2], [3, 1, 0, 0, 0, 0], [1, 35, 0, 0, 0, 0]];
+    for ctx in contexts() {
+        for codec in [0u8, 1, 2, 4, 5] {
+            for filters in pipelines {
+                let mut reference: Option<Vec<u8>> = None;
+                for nthreads in [1usize, 2, 3, 8] {
+                    let cparams = CParams { codec, typesize: 4, filters, nthreads, blocksize: 64 * 1024, ..CParams::default() };
+                    let mut out = vec![0u8; max_compressed_len(data.len())];
+                    let n = compress_ctx(&ctx, &cparams, &data, &mut out).unwrap();
+                    out.truncate(n);
+                    match &reference {
+                        None => reference = Some(out.clone()),
+                        Some(r) => assert!(r == &out, "codec {codec} filters {filters:?}: {nthreads} threads differ"),
+                    }
+                    let dparams = DParams { nthreads };
+                    assert_eq!(decompress_vec_ctx(&ctx, &dparams, &out).unwrap(), data);
+                    let mut back = vec![0u8; data.len() + 8];
+                    assert_eq!(decompress_ctx(&ctx, &dparams, &out, &mut back).unwrap(), data.len());
+                    assert_eq!(&back[..data.len()], &data[..]);
+                    // A window over many blocks, starting and ending inside blocks.
+                    let (start, nitems) = (12_345usize, 400_000usize);
+                    let mut items = vec![0u8; nitems * 4];
+                    getitem_ctx(&ctx, &dparams, &out, start, nitems, &mut items).unwrap();
+                    assert_eq!(items, &data[start * 4..(start + nitems) * 4]);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn nthreads_changing_between_calls() {
+    let ctx = &contexts()[0];
+    let data = field(1 << 20);
+    for round in 0..20usize {
+        ctx.runtime.set_nthreads(1 + round % 3);
+        let cparams = CParams { typesize: 4, nthreads: 0, blocksize: 32 * 1024, ..CParams::default() };
+        let mut out = vec![0u8; max_compressed_len(data.len())];
+        let n = compress_ctx(ctx, &cparams, &data, &mut out).unwrap();
+        assert_eq!(decompress_vec_ctx(ctx, &DParams::default(), &out[..n]).unwrap(), data);
+    }
+}
+
+#[test]
+fn application_threads_share_the_runtime() {
+    let data = Arc::new(field(2 << 20));
+    let handles: Vec<_> = (0..8)
+        .map(|t| {
+            let data = Arc::clone(&data);
+            std::thread::spawn(move || {
+                let cparams = CParams { codec: [0u8, 1, 5][t % 3], typesize: 4, blocksize: 64 * 1024, ..CParams::default() };
+                for _ in 0..5 {
+                    let chunk = strata::chunk::compress_vec(&cparams, &data).unwrap();
+                    assert_eq!(strata::chunk::decompress_vec(&chunk).unwrap(), *data);
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+}
