@@ -1,0 +1,241 @@
+//! Writes the seed corpus of the fuzz targets: valid chunks of every codec, filter pipeline,
+//! split mode and special kind, plus hand-built Blosc1 (16-byte header) and C-Blosc2 3.x
+//! variable-length-block chunks, each behind the target's input prefix (see `src/lib.rs`).
+//!
+//! Usage: `cargo run --release --example gen_corpus -- <corpus dir>`; writes
+//! `<dir>/decompress/` and `<dir>/getitem/`.
+
+use std::path::{Path, PathBuf};
+use strata::chunk::{compress_vec, decompress_vec, CParams, SplitMode};
+use strata::codecs::{lz4::Lz4, Codec, CodecCtx};
+use strata_fuzz::{decompress_input, getitem_input};
+
+/// Deterministic data: little-endian `u32` items on a slow ramp with a little noise, so
+/// that shuffled streams compress and others fall back to raw copies.
+fn field(n: usize, seed: u32) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(2_654_435_761) | 1;
+    let mut out: Vec<u8> = (0..n.div_ceil(4) as u32)
+        .flat_map(|k| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            (k.wrapping_mul(3).wrapping_add(seed) / 5 + x % 2).to_le_bytes()
+        })
+        .collect();
+    out.truncate(n);
+    out
+}
+
+/// Text-like data that zstd can train a dictionary on.
+fn text(n: usize) -> Vec<u8> {
+    let words = ["temperature", "pressure", "humidity", "wind", "grid", "cell", "lat", "lon", "2024", "-12.5"];
+    let mut out = Vec::with_capacity(n);
+    let mut i = 0usize;
+    while out.len() < n {
+        out.extend_from_slice(words[(i * 7 + i / 3) % words.len()].as_bytes());
+        out.push(if i.is_multiple_of(11) { b'\n' } else { b' ' });
+        i += 1;
+    }
+    out.truncate(n);
+    out
+}
+
+fn le32(v: usize) -> [u8; 4] {
+    i32::try_from(v).expect("small").to_le_bytes()
+}
+
+/// A special chunk (zeros 1, NaN 2, value 3, uninit 4) as C-Blosc2's constructors write it.
+fn special(kind: u8, typesize: u8, nbytes: usize, value: &[u8]) -> Vec<u8> {
+    let mut c = vec![0u8; 32];
+    c[0] = 5;
+    c[1] = 1;
+    c[2] = 0x05;
+    c[3] = typesize;
+    c[4..8].copy_from_slice(&le32(nbytes));
+    c[8..12].copy_from_slice(&le32(nbytes.clamp(1, 4096)));
+    c[12..16].copy_from_slice(&le32(32 + value.len()));
+    c[31] = kind << 4;
+    c.extend_from_slice(value);
+    c
+}
+
+/// Rewrites a version-5 chunk with a 32-byte header (shuffle only, no dict) as a 16-byte-header
+/// chunk of `version` (2 = Blosc1): filters move into the flags, bstarts shift by 16.
+fn to_short_header(c: &[u8], version: u8) -> Vec<u8> {
+    let nbytes = i32::from_le_bytes(c[4..8].try_into().unwrap()) as usize;
+    let blocksize = i32::from_le_bytes(c[8..12].try_into().unwrap()) as usize;
+    let nblocks = nbytes.div_ceil(blocksize);
+    let codec_bits = c[2] & 0xe0;
+    let split_bit = c[2] & 0x10;
+    let mut flags = codec_bits | split_bit;
+    if c[16..22].contains(&1) {
+        flags |= 0x01;
+    }
+    let mut out = vec![version, 1, flags, c[3]];
+    out.extend_from_slice(&c[4..12]);
+    out.extend_from_slice(&le32(c.len() - 16));
+    for b in 0..nblocks {
+        let at = 32 + 4 * b;
+        let bs = i32::from_le_bytes(c[at..at + 4].try_into().unwrap()) as usize;
+        out.extend_from_slice(&le32(bs - 16));
+    }
+    out.extend_from_slice(&c[32 + 4 * nblocks..]);
+    out
+}
+
+/// A C-Blosc2 3.x variable-length-block chunk (version 6) of LZ4 blocks.
+fn vl_blocks(blocks: &[Vec<u8>]) -> Vec<u8> {
+    let nbytes: usize = blocks.iter().map(Vec::len).sum();
+    let ctx = CodecCtx { clevel: 5, meta: 0, typesize: 1, blocksize: 0, nblock: 0, dict: None };
+    let mut streams = Vec::new();
+    let mut starts = Vec::new();
+    let base = 32 + 4 * blocks.len();
+    for b in blocks {
+        starts.push(base + streams.len());
+        let mut buf = vec![0u8; 2 * b.len() + 64];
+        let n = Lz4.compress(b, &mut buf, &ctx).expect("lz4");
+        assert!(n > 0, "lz4 could not compress a VL block");
+        streams.extend_from_slice(&le32(b.len()));
+        streams.extend_from_slice(&buf[..n]);
+    }
+    let mut c = vec![0u8; 32];
+    c[0] = 6;
+    c[1] = 1;
+    c[2] = 0x05 | (1 << 5);
+    c[3] = 1;
+    c[4..8].copy_from_slice(&le32(nbytes));
+    c[8..12].copy_from_slice(&le32(blocks.len()));
+    c[12..16].copy_from_slice(&le32(base + streams.len()));
+    c[22] = 1;
+    c[30] = 1;
+    for s in starts {
+        c.extend_from_slice(&le32(s));
+    }
+    c.extend_from_slice(&streams);
+    c
+}
+
+fn chunks() -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let pipelines: [(&str, [u8; 6]); 7] = [
+        ("nofilter", [0; 6]),
+        ("shuffle", [0, 0, 0, 0, 0, 1]),
+        ("bitshuffle", [0, 0, 0, 0, 0, 2]),
+        ("delta-shuffle", [0, 0, 0, 0, 3, 1]),
+        ("trunc-shuffle", [0, 0, 0, 0, 4, 1]),
+        ("shuffle-bytedelta", [1, 35, 0, 0, 0, 0]),
+        ("shuffle-bytedelta34", [1, 34, 0, 0, 0, 0]),
+    ];
+    for codec in [0u8, 1, 2, 4, 5] {
+        for (pname, filters) in &pipelines {
+            for (typesize, n, blocksize) in [(4usize, 600usize, 0usize), (8, 6000, 2048), (2, 3001, 1024)] {
+                let cp = CParams { codec, typesize, blocksize, filters: *filters, ..CParams::default() };
+                let data = field(n, u32::from(codec) + typesize as u32);
+                if let Ok(c) = compress_vec(&cp, &data) {
+                    out.push((format!("c{codec}-{pname}-ts{typesize}-n{n}"), c));
+                }
+            }
+        }
+        for split in [SplitMode::Always, SplitMode::Never] {
+            let cp = CParams { codec, typesize: 4, blocksize: 1024, splitmode: split, ..CParams::default() };
+            if let Ok(c) = compress_vec(&cp, &field(4096, 9)) {
+                out.push((format!("c{codec}-split{}", split as u8), c));
+            }
+        }
+        // Streams that are runs of one byte: zero runs and value runs.
+        let mut runs = vec![0u8; 2048];
+        runs.extend(std::iter::repeat_n(7u8, 2048));
+        let cp = CParams { codec, typesize: 4, blocksize: 1024, ..CParams::default() };
+        out.push((format!("c{codec}-runs"), compress_vec(&cp, &runs).expect("runs")));
+        // Typesizes that are odd, large, or stored as 1.
+        for typesize in [1usize, 3, 16, 255, 300] {
+            let cp = CParams { codec, typesize, splitmode: SplitMode::Always, ..CParams::default() };
+            if let Ok(c) = compress_vec(&cp, &field(typesize * 40 + 5, 3)) {
+                out.push((format!("c{codec}-odd-ts{typesize}"), c));
+            }
+        }
+    }
+    // LZ4 chunks with real LZ4 streams: LZ4HC writes the same block format, and only header
+    // byte 22 tells the two apart (Strata's own LZ4 encoder often stores streams raw).
+    let lz4: Vec<(String, Vec<u8>)> = out
+        .iter()
+        .filter(|(name, c)| name.starts_with("c2-") && c[2] & 0x02 == 0 && c[22] == 2)
+        .map(|(name, c)| {
+            let mut c = c.clone();
+            c[22] = 1;
+            (format!("lz4hc-as-lz4-{}", &name[3..]), c)
+        })
+        .collect();
+    out.extend(lz4);
+    // Memcpyed: clevel 0, tiny input, empty input.
+    out.push((
+        "memcpy-clevel0".into(),
+        compress_vec(&CParams { clevel: 0, ..CParams::default() }, &field(256, 1)).unwrap(),
+    ));
+    out.push(("memcpy-tiny".into(), compress_vec(&CParams::default(), &field(20, 2)).unwrap()));
+    out.push(("empty".into(), compress_vec(&CParams::default(), &[]).unwrap()));
+    // Incompressible data falls back to raw streams.
+    let noise: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    out.push(("noise".into(), compress_vec(&CParams { typesize: 1, ..CParams::default() }, &noise).unwrap()));
+    // Special chunks: automatic zeros, and the four constructors.
+    out.push(("zeros-auto".into(), compress_vec(&CParams::default(), &[0u8; 8192]).unwrap()));
+    out.push(("special-zero".into(), special(1, 8, 8000, &[])));
+    out.push(("special-nan4".into(), special(2, 4, 4000, &[])));
+    out.push(("special-nan8".into(), special(2, 8, 8000, &[])));
+    out.push(("special-value".into(), special(3, 4, 4000, &[1, 2, 3, 4])));
+    out.push(("special-uninit".into(), special(4, 4, 4000, &[])));
+    // A zstd chunk with a trained dictionary.
+    let dict = CParams { codec: 5, typesize: 1, blocksize: 4096, use_dict: true, ..CParams::default() };
+    let c = compress_vec(&dict, &text(40_000)).unwrap();
+    assert!(c[31] & 1 == 1, "the dictionary chunk has no dictionary");
+    out.push(("zstd-dict".into(), c));
+    // Blosc1 (version 2) and compat (version 5) 16-byte headers.
+    for codec in [0u8, 1, 4, 5] {
+        let cp = CParams { codec, typesize: 4, blocksize: 4096, splitmode: SplitMode::Always, ..CParams::default() };
+        let data = field(16384, 5);
+        let c = compress_vec(&cp, &data).unwrap();
+        assert_eq!(c[2] & 0x02, 0, "codec {codec}: the 16-byte-header seed is memcpyed");
+        for version in [2u8, 5] {
+            let short = to_short_header(&c, version);
+            assert_eq!(decompress_vec(&short).unwrap(), data, "16-byte header v{version} codec {codec}");
+            out.push((format!("short-v{version}-c{codec}"), short));
+        }
+    }
+    // C-Blosc2 3.x variable-length blocks.
+    let vl = vl_blocks(&[field(1000, 1), field(2000, 2), field(500, 3)]);
+    assert_eq!(decompress_vec(&vl).unwrap().len(), 3500);
+    out.push(("vl-blocks".into(), vl));
+    out
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) {
+    std::fs::write(dir.join(name), bytes).unwrap_or_else(|e| panic!("writing {name}: {e}"));
+}
+
+fn main() {
+    let root = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "corpus".into()));
+    let (dd, gd) = (root.join("decompress"), root.join("getitem"));
+    for d in [&dd, &gd] {
+        std::fs::create_dir_all(d).expect("creating the corpus directory");
+    }
+    let chunks = chunks();
+    for (name, c) in &chunks {
+        // Every seed must decode: a broken seed would only teach the fuzzer errors.
+        let whole = decompress_vec(c).unwrap_or_else(|e| panic!("seed {name} does not decode: {e}"));
+        let typesize = usize::from(c[3]);
+        let nitems = whole.len() / typesize;
+        write(&dd, name, &decompress_input(0, 0, c));
+        write(&dd, &format!("{name}-short"), &decompress_input(0xa5, -1, c));
+        write(&dd, &format!("{name}-long"), &decompress_input(0x5a, 100, c));
+        let mid = u32::try_from(nitems / 2).unwrap();
+        write(&gd, name, &getitem_input(0, 1, c));
+        write(&gd, &format!("{name}-mid"), &getitem_input(mid, u16::try_from(nitems - nitems / 2).unwrap_or(1000), c));
+    }
+    println!(
+        "wrote {} chunks as {} decompress and {} getitem seeds into {}",
+        chunks.len(),
+        chunks.len() * 3,
+        chunks.len() * 2,
+        root.display()
+    );
+}

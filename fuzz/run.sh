@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Fuzz every target for N seconds each (default 30): `fuzz/run.sh [seconds]`.
+#
+# Installs cargo-fuzz if missing, regenerates the seed corpus (fuzz/corpus/, git-ignored) and
+# runs `decompress` and `getitem`. Crashes land in fuzz/artifacts/<target>/; minimize one with
+#   RUSTC_BOOTSTRAP=1 cargo fuzz tmin <target> <file>
+# and keep it under tests/data/fuzz-regressions/ as <target>-<name>.bin (tests/bad_input.rs
+# replays them). Extra libFuzzer flags can be passed in FUZZ_ARGS.
+#
+# cargo-fuzz needs nightly-only rustc flags (-Z sanitizer, sancov passes). We have only the
+# stable toolchain, so RUSTC_BOOTSTRAP=1 unlocks them.
+set -euo pipefail
+
+secs="${1:-30}"
+here="$(cd "$(dirname "$0")" && pwd)"
+cd "$here"
+export RUSTC_BOOTSTRAP=1
+
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    cargo install cargo-fuzz --locked
+fi
+
+cargo run --quiet --release --example gen_corpus -- corpus
+
+targets=(decompress getitem)
+cargo fuzz build
+
+status=0
+for t in "${targets[@]}"; do
+    mkdir -p "artifacts/$t"
+    echo "== fuzzing $t for ${secs}s"
+    # -rss_limit_mb: the targets allocate at most a few MiB per input (MAX_OUT in src/lib.rs).
+    # shellcheck disable=SC2086
+    if ! cargo fuzz run "$t" "corpus/$t" -- -max_total_time="$secs" -rss_limit_mb=2048 \
+            -timeout=10 -print_final_stats=1 ${FUZZ_ARGS:-}; then
+        echo "!! $t found a crash: see fuzz/artifacts/$t/"
+        status=1
+    fi
+done
+exit "$status"

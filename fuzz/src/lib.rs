@@ -1,0 +1,185 @@
+//! The oracles of Strata's fuzz targets, and the layout of their inputs.
+//!
+//! Every chunk is untrusted: whatever the bytes, decompression returns `Ok` or a typed
+//! [`strata::Error`], never panics, and the different ways of reading one chunk agree.
+//! `tests/bad_input.rs` includes this file (`#[path]`) to replay saved crashes through the
+//! same checks, so it uses nothing but `strata` and `std`.
+//!
+//! Input layouts (the prefix is followed by the chunk bytes):
+//! * `decompress`: `fill: u8`, `slack: i16 LE`. The destination holds `nbytes + slack` bytes
+//!   (clamped to `0..=MAX_OUT`), every one `fill` beforehand.
+//! * `getitem`: `start: u32 LE`, `nitems: u16 LE`; `u32::MAX` / `u16::MAX` mean `usize::MAX`.
+
+use strata::chunk::{decompress, decompress_vec, getitem};
+use strata::format::chunk::{ChunkHeader, SpecialType};
+
+/// Length of the `decompress` input prefix.
+pub const DECOMPRESS_PREFIX: usize = 3;
+/// Length of the `getitem` input prefix.
+pub const GETITEM_PREFIX: usize = 6;
+/// Largest buffer, in bytes, the checks allocate. Chunks whose header announces more are
+/// still parsed and decoded into a smaller buffer, but never decompressed whole: a 32-byte
+/// special chunk may rightly stand for 2 GiB of zeros.
+pub const MAX_OUT: usize = 4 << 20;
+
+/// A `decompress` input: prefix, then `chunk`.
+#[must_use]
+pub fn decompress_input(fill: u8, slack: i16, chunk: &[u8]) -> Vec<u8> {
+    let mut v = vec![fill];
+    v.extend_from_slice(&slack.to_le_bytes());
+    v.extend_from_slice(chunk);
+    v
+}
+
+/// A `getitem` input: prefix, then `chunk`.
+#[must_use]
+pub fn getitem_input(start: u32, nitems: u16, chunk: &[u8]) -> Vec<u8> {
+    let mut v = start.to_le_bytes().to_vec();
+    v.extend_from_slice(&nitems.to_le_bytes());
+    v.extend_from_slice(chunk);
+    v
+}
+
+/// Every error code a decoder may return (`strata::Error::code`).
+const KNOWN_CODES: [i32; 13] = [-3, -4, -5, -6, -7, -8, -9, -10, -11, -17, -18, -33, -1000];
+
+fn check_error(e: &strata::Error) {
+    let code = e.code();
+    assert!(KNOWN_CODES.contains(&code), "unexpected error code {code}: {e}");
+    // The message must format without panicking.
+    assert!(!e.to_string().is_empty());
+}
+
+/// True when decoding this chunk whole could need more than [`MAX_OUT`] bytes.
+fn too_big(h: &ChunkHeader) -> bool {
+    h.nbytes > MAX_OUT
+}
+
+/// True when a getitem on this chunk may allocate more than [`MAX_OUT`] bytes (one block, or
+/// the whole chunk for variable-length blocks).
+fn getitem_too_big(h: &ChunkHeader) -> bool {
+    if h.special != SpecialType::None || h.memcpyed() {
+        return false;
+    }
+    if h.vl_blocks() {
+        h.nbytes > MAX_OUT
+    } else {
+        h.blocksize.min(h.nbytes) > MAX_OUT
+    }
+}
+
+/// The `decompress` oracle.
+///
+/// # Panics
+/// When the library misbehaves: a panic inside it, an `Ok` with the wrong length, bytes
+/// written past `nbytes`, output that depends on the destination's previous contents, or
+/// `decompress` and `decompress_vec` disagreeing.
+pub fn check_decompress(data: &[u8]) {
+    if data.len() < DECOMPRESS_PREFIX {
+        return;
+    }
+    let fill = data[0];
+    let slack = isize::from(i16::from_le_bytes([data[1], data[2]]));
+    let chunk = &data[DECOMPRESS_PREFIX..];
+    let header = ChunkHeader::parse(chunk).ok();
+    let nbytes = header.as_ref().map(|h| h.nbytes);
+
+    let whole = match &header {
+        Some(h) if !too_big(h) => Some(decompress_vec(chunk)),
+        _ => None,
+    };
+    if let Some(r) = &whole {
+        match r {
+            Ok(v) => assert_eq!(Some(v.len()), nbytes, "decompress_vec length"),
+            Err(e) => check_error(e),
+        }
+    }
+
+    let base = nbytes.unwrap_or(chunk.len()).min(MAX_OUT);
+    let len = base.saturating_add_signed(slack).min(MAX_OUT);
+    let mut dst = vec![fill; len];
+    match decompress(chunk, &mut dst) {
+        Ok(n) => {
+            assert_eq!(Some(n), nbytes, "decompress returned a length other than nbytes");
+            assert!(dst[n..].iter().all(|&b| b == fill), "decompress wrote past nbytes");
+            match &whole {
+                Some(Ok(v)) => assert!(dst[..n] == v[..], "decompress and decompress_vec differ"),
+                Some(Err(e)) => panic!("decompress succeeded but decompress_vec failed: {e}"),
+                None => {}
+            }
+        }
+        Err(e) => {
+            check_error(&e);
+            let small = nbytes.is_some_and(|n| len < n);
+            match &whole {
+                Some(Ok(_)) => {
+                    assert!(small && e.code() == -6, "decompress failed ({e}) where decompress_vec succeeded");
+                }
+                Some(Err(ev)) => assert!(
+                    e.code() == ev.code() || (small && e.code() == -6),
+                    "decompress failed with {e} but decompress_vec with {ev}"
+                ),
+                None => {}
+            }
+        }
+    }
+}
+
+/// The `getitem` oracle.
+///
+/// # Panics
+/// When the library misbehaves: a panic inside it, an `Ok` of the wrong length, bytes
+/// written past the items, or items that differ from the whole decompressed chunk.
+pub fn check_getitem(data: &[u8]) {
+    if data.len() < GETITEM_PREFIX {
+        return;
+    }
+    let start = u32::from_le_bytes([data[0], data[1], data[2], data[3]]);
+    let nitems = u16::from_le_bytes([data[4], data[5]]);
+    let start = if start == u32::MAX { usize::MAX } else { start as usize };
+    let nitems = if nitems == u16::MAX { usize::MAX } else { usize::from(nitems) };
+    let chunk = &data[GETITEM_PREFIX..];
+    let header = ChunkHeader::parse(chunk).ok();
+    if header.as_ref().is_some_and(getitem_too_big) {
+        return;
+    }
+    let typesize = header.as_ref().map_or(1, |h| h.typesize);
+    let want = nitems.checked_mul(typesize);
+    let len = want.unwrap_or(usize::MAX).min(MAX_OUT);
+    const FILL: u8 = 0xa5;
+    let mut dst = vec![FILL; len];
+    let got = getitem(chunk, start, nitems, &mut dst);
+
+    let whole = match &header {
+        Some(h) if !too_big(h) => decompress_vec(chunk).ok(),
+        _ => None,
+    };
+    // The item range in bytes, when it lies inside the chunk.
+    let range = header.as_ref().and_then(|h| {
+        let lo = start.checked_mul(typesize)?;
+        let hi = start.checked_add(nitems)?.checked_mul(typesize)?;
+        (hi <= h.nbytes).then_some(lo..hi)
+    });
+    match got {
+        Ok(n) => {
+            assert_eq!(Some(n), want, "getitem returned a length other than nitems * typesize");
+            assert!(range.is_some(), "getitem succeeded for items outside the chunk");
+            assert!(dst[n..].iter().all(|&b| b == FILL), "getitem wrote past its items");
+            if let (Some(v), Some(r)) = (&whole, range) {
+                assert!(dst[..n] == v[r], "getitem differs from the decompressed chunk");
+            }
+        }
+        Err(e) => {
+            check_error(&e);
+            if whole.is_some() {
+                // The chunk decodes, so the only acceptable failures are about the request.
+                match range {
+                    None => assert_eq!(e.code(), -33, "out-of-range getitem gave {e}"),
+                    Some(r) => {
+                        assert!(r.len() > len && e.code() == -6, "getitem failed ({e}) on a chunk that decodes");
+                    }
+                }
+            }
+        }
+    }
+}
