@@ -19,6 +19,10 @@
 use super::{Codec, CodecCtx};
 use crate::error::{Error, Result};
 
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// The LZ4 codec.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Lz4;
@@ -39,8 +43,23 @@ impl Codec for Lz4 {
         1
     }
     fn compress(&self, src: &[u8], dst: &mut [u8], _ctx: &CodecCtx<'_>) -> Result<usize> {
-        // An output that does not fit is not an error: the pipeline stores the stream raw.
-        Ok(lz4_flex::block::compress_into(src, dst).unwrap_or(0))
+        // lz4_flex wants room for the worst case; compress there, keep it only if it fits.
+        let bound = lz4_flex::block::get_maximum_output_size(src.len());
+        if dst.len() >= bound {
+            return Ok(lz4_flex::block::compress_into(src, dst).unwrap_or(0));
+        }
+        SCRATCH.with(|cell| {
+            let mut scratch = cell.borrow_mut();
+            scratch.resize(bound, 0);
+            match lz4_flex::block::compress_into(src, &mut scratch) {
+                Ok(n) if n <= dst.len() => {
+                    dst[..n].copy_from_slice(&scratch[..n]);
+                    Ok(n)
+                }
+                // An output that does not fit is not an error: the pipeline stores it raw.
+                _ => Ok(0),
+            }
+        })
     }
     fn decompress(&self, src: &[u8], dst: &mut [u8], _ctx: &CodecCtx<'_>) -> Result<usize> {
         decompress_block(src, dst)
