@@ -10,7 +10,10 @@
 //! (destination too small), −7 CODEC_SUPPORT, −9 CODEC_DICT, −10 VERSION_SUPPORT,
 //! −11 INVALID_HEADER, −17 RUN_LENGTH, −18 FILTER_PIPELINE, −33 INVALID_INDEX.
 
-use strata::chunk::{compress_vec, decompress, decompress_vec, getitem, CParams, Decoder, SplitMode};
+use strata::chunk::{
+    compress_vec, decompress, decompress_vec, decompress_vec_ctx, getitem, CParams, Context, DParams, Decoder,
+    SplitMode,
+};
 use strata::format::chunk::{ChunkHeader, MAX_BLOCKSIZE, MAX_BUFFERSIZE, MAX_DICT_SIZE};
 use strata::registry::Registry;
 
@@ -850,6 +853,9 @@ fn tiny_chunk_claiming_2_gib_does_not_allocate_it() {
     let garbage = lying_giant(nbytes, blocksize, &[0xf0, 0xff, 0xff, 0xff, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06]);
     assert!(garbage.len() < 16 << 10);
     assert_eq!(code(decompress_vec(&garbage)), -3);
+    // The same on several threads, whatever the machine's default.
+    let threads = DParams { nthreads: 4, ..DParams::default() };
+    assert_eq!(code(decompress_vec_ctx(&Context::global(), &threads, &garbage)), -3);
     // (b) The last block's bstart lies: fails before any block is decoded.
     let mut lie = lying_giant(nbytes, blocksize, &[0x10, 0x00]);
     let last = 32 + 4 * (nbytes.div_ceil(blocksize) - 1);
@@ -870,6 +876,35 @@ fn tiny_chunk_claiming_2_gib_does_not_allocate_it() {
     let grown_mib = (peak_rss_kib() - before) / 1024;
     // Other tests run alongside, so allow some slack; 2 GiB would be unmistakable.
     assert!(grown_mib < 256, "peak RSS grew by {grown_mib} MiB");
+}
+
+/// On several threads decompress_vec grows its output a window of blocks at a time; the
+/// result, and the error of the first bad block, are those of one thread.
+#[test]
+fn parallel_decompress_vec_agrees_with_serial() {
+    let cp = CParams { typesize: 4, blocksize: 4096, filters: DELTA_SHUFFLE, ..CParams::default() };
+    let c = case("delta-64-blocks", &cp, field(64 * 4096 - 100, 8));
+    let one = DParams { nthreads: 1, ..DParams::default() };
+    let many = DParams { nthreads: 4, ..DParams::default() };
+    let ctx = Context::global();
+    assert_eq!(decompress_vec_ctx(&ctx, &many, &c.chunk).unwrap(), c.data);
+    let l = layout(&c);
+    for nblock in [0usize, 1, 17, 40, 63] {
+        // A run token without bit 0 (−17) in one block, a codec stream cut short (−3) in another.
+        let mut m = c.chunk.clone();
+        set_i32(&mut m, l.bstarts[nblock], -3);
+        m[l.bstarts[nblock] + 4] = 0;
+        let serial = code(decompress_vec_ctx(&ctx, &one, &m));
+        assert_eq!(serial, -17, "block {nblock}");
+        assert_eq!(code(decompress_vec_ctx(&ctx, &many, &m)), serial, "block {nblock}");
+        let mut m = c.chunk.clone();
+        let (at, csize) = (l.bstarts[nblock], get_i32(&c.chunk, l.bstarts[nblock]));
+        if csize > 8 {
+            m[at + 4..at + 4 + usize::try_from(csize).unwrap()].fill(0xff);
+            let serial = decompress_vec_ctx(&ctx, &one, &m).map_err(|e| e.code());
+            assert_eq!(decompress_vec_ctx(&ctx, &many, &m).map_err(|e| e.code()), serial, "block {nblock}");
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -59,8 +59,12 @@ pub fn decompress_vec(src: &[u8]) -> Result<Vec<u8>> {
     decompress_vec_ctx(&Context::global(), &DParams::default(), src)
 }
 
+/// Blocks each thread decodes per window when [`decompress_vec_ctx`] decodes in parallel.
+const WINDOW_BLOCKS_PER_THREAD: usize = 4;
+
 /// [`decompress_vec`] with an explicit context and parameters. When the blocks decode on
-/// several threads the output is allocated whole (after the framing check) rather than grown.
+/// several threads the output still grows, a window of `WINDOW_BLOCKS_PER_THREAD` blocks per
+/// thread at a time, after block 0 alone.
 ///
 /// # Errors
 /// As [`decompress_vec`].
@@ -68,13 +72,30 @@ pub fn decompress_vec_ctx(ctx: &Context<'_>, dparams: &DParams, src: &[u8]) -> R
     let d = Decoder::new(ctx.registry, src)?;
     d.check_framing(0..d.header.nblocks())?;
     let n = d.header.nbytes;
-    if d.regular() && job_threads(&ctx.runtime, dparams.nthreads, n) > 1 {
-        let mut out = zeroed(n)?;
-        d.decompress_on(&ctx.runtime, dparams.nthreads, &mut out)?;
-        return Ok(out);
-    }
     let mut out = Vec::new();
     out.try_reserve_exact(n).map_err(|_| Error::MemoryAlloc(n))?;
+    let nthreads = job_threads(&ctx.runtime, dparams.nthreads, n);
+    if d.regular() && nthreads > 1 {
+        // Block 0 first, alone: delta's other blocks refer to it, and a chunk of garbage
+        // fails there before more memory is touched.
+        let nblocks = d.header.nblocks();
+        let bs = d.header.blocksize;
+        out.resize(d.block_range(0).end, 0);
+        d.decode_block_at(0, &mut out, &mut [Vec::new(), Vec::new()])?;
+        let mut next = 1;
+        while next < nblocks {
+            let last = nblocks.min(next + nthreads * WINDOW_BLOCKS_PER_THREAD);
+            out.resize(d.block_range(last - 1).end, 0);
+            let (done, window) = out.split_at_mut(next * bs);
+            let block0 = &done[..bs];
+            let init = || [Vec::new(), Vec::new()];
+            ctx.runtime.for_each_chunk_mut_init(window, bs, nthreads, init, |scratch, i, block| {
+                d.decode_block(next + i, block, block0, scratch)
+            })?;
+            next = last;
+        }
+        return Ok(out);
+    }
     if d.regular() {
         let mut scratch = [Vec::new(), Vec::new()];
         for nblock in 0..d.header.nblocks() {
