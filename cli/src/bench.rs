@@ -11,7 +11,7 @@ use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use strata::chunk::{compress, decompress, max_compressed_len, CParams};
+use strata::chunk::{compress, decompress_ctx, max_compressed_len, CParams, Context as ChunkContext, DParams};
 use strata::format::chunk::{filter_id, MAX_BUFFERSIZE};
 
 /// Arguments of `strata bench`. Every list option repeats (`--codec lz4 --codec zstd`); the
@@ -35,6 +35,9 @@ pub struct BenchArgs {
     /// Item sizes to sweep [default: the .npy dtype's, else 4].
     #[arg(long = "typesize", value_name = "TYPESIZE", value_parser = value_parser!(u64).range(1..))]
     typesizes: Vec<u64>,
+    /// Threads per chunk to sweep; 0 = the runtime's default [default: 1].
+    #[arg(long = "nthreads", value_name = "NTHREADS")]
+    nthreads: Vec<usize>,
     /// Bytes per chunk (the last chunk may be shorter).
     #[arg(long, default_value_t = 4 << 20, value_parser = value_parser!(u64).range(1..=MAX_BUFFERSIZE as u64))]
     chunk_bytes: u64,
@@ -42,9 +45,6 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 5, value_parser = value_parser!(u64).range(1..))]
     runs: u64,
 }
-
-/// Threads used for compression and decompression (parallel chunks come later).
-const NTHREADS: usize = 1;
 
 /// What one configuration measured.
 struct Measurement {
@@ -75,54 +75,76 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     } else {
         args.typesizes.iter().map(|&t| usize::try_from(t).unwrap_or(usize::MAX)).collect()
     };
+    let nthreads = if args.nthreads.is_empty() { vec![1] } else { args.nthreads.clone() };
     let runs = usize::try_from(args.runs)?;
 
     let mut out = std::io::stdout().lock();
     if !args.json {
         writeln!(
             out,
-            "{:<8} {:>6} {:<14} {:>8} {:>12} {:>12} {:>8} {:>14} {:>16}",
-            "codec", "clevel", "filter", "typesize", "nbytes", "cbytes", "cratio", "compress GB/s", "decompress GB/s"
+            "{:<8} {:>6} {:<14} {:>8} {:>8} {:>12} {:>12} {:>8} {:>14} {:>16}",
+            "codec",
+            "clevel",
+            "filter",
+            "typesize",
+            "nthreads",
+            "nbytes",
+            "cbytes",
+            "cratio",
+            "compress GB/s",
+            "decompress GB/s"
         )?;
     }
     for codec in &codecs {
         for &clevel in &clevels {
             for filter in &filters {
                 for &typesize in &typesizes {
-                    let (filters, filters_meta) = filter_slots(std::slice::from_ref(filter), typesize)?;
-                    let cparams =
-                        CParams { codec: codec.id, clevel, typesize, filters, filters_meta, ..CParams::default() };
-                    let config = format!("{} clevel {clevel} {} typesize {typesize}", codec.name, filter.text);
-                    let lossy = filter.id == filter_id::TRUNC_PREC;
-                    let m = measure(&cparams, &chunks, runs, lossy).with_context(|| format!("{name}: {config}"))?;
-                    let cratio = m.nbytes as f64 / m.cbytes as f64;
-                    let gbps = |t: Duration| m.nbytes as f64 / t.as_secs_f64() / 1e9;
-                    if args.json {
-                        let row = json!({
-                            "codec": codec.name,
-                            "clevel": clevel,
-                            "filter": filter.text,
-                            "typesize": typesize,
-                            "nthreads": NTHREADS,
-                            "chunk_bytes": chunk_bytes,
-                            "nbytes": m.nbytes,
-                            "cbytes": m.cbytes,
-                            "cratio": cratio,
-                            "compress_gbps": gbps(m.compress),
-                            "decompress_gbps": gbps(m.decompress),
-                        });
-                        writeln!(out, "{row}")?;
-                    } else {
-                        writeln!(
-                            out,
-                            "{:<8} {clevel:>6} {:<14} {typesize:>8} {:>12} {:>12} {cratio:>8.2} {:>14.3} {:>16.3}",
-                            codec.name,
-                            filter.text,
-                            m.nbytes,
-                            m.cbytes,
-                            gbps(m.compress),
-                            gbps(m.decompress)
-                        )?;
+                    for &nthreads in &nthreads {
+                        let (filters, filters_meta) = filter_slots(std::slice::from_ref(filter), typesize)?;
+                        let cparams = CParams {
+                            codec: codec.id,
+                            clevel,
+                            typesize,
+                            filters,
+                            filters_meta,
+                            nthreads,
+                            ..CParams::default()
+                        };
+                        let config = format!(
+                            "{} clevel {clevel} {} typesize {typesize} nthreads {nthreads}",
+                            codec.name, filter.text
+                        );
+                        let lossy = filter.id == filter_id::TRUNC_PREC;
+                        let m = measure(&cparams, &chunks, runs, lossy).with_context(|| format!("{name}: {config}"))?;
+                        let cratio = m.nbytes as f64 / m.cbytes as f64;
+                        let gbps = |t: Duration| m.nbytes as f64 / t.as_secs_f64() / 1e9;
+                        if args.json {
+                            let row = json!({
+                                "codec": codec.name,
+                                "clevel": clevel,
+                                "filter": filter.text,
+                                "typesize": typesize,
+                                "nthreads": nthreads,
+                                "chunk_bytes": chunk_bytes,
+                                "nbytes": m.nbytes,
+                                "cbytes": m.cbytes,
+                                "cratio": cratio,
+                                "compress_gbps": gbps(m.compress),
+                                "decompress_gbps": gbps(m.decompress),
+                            });
+                            writeln!(out, "{row}")?;
+                        } else {
+                            writeln!(
+                                out,
+                                "{:<8} {clevel:>6} {:<14} {typesize:>8} {nthreads:>8} {:>12} {:>12} {cratio:>8.2} {:>14.3} {:>16.3}",
+                                codec.name,
+                                filter.text,
+                                m.nbytes,
+                                m.cbytes,
+                                gbps(m.compress),
+                                gbps(m.decompress)
+                            )?;
+                        }
                     }
                 }
             }
@@ -140,9 +162,11 @@ fn or_default<T: Clone>(given: &[T], defaults: &[&str], parse: fn(&str) -> Resul
     }
 }
 
-/// Compresses and decompresses every chunk: a warm-up pass (checking the round trip unless
-/// `lossy`), then `runs` timed passes each way.
+/// Compresses and decompresses every chunk with `cparams.nthreads` threads: a warm-up pass
+/// (checking the round trip unless `lossy`), then `runs` timed passes each way.
 fn measure(cparams: &CParams, chunks: &[&[u8]], runs: usize, lossy: bool) -> Result<Measurement> {
+    let ctx = ChunkContext::global();
+    let dparams = DParams { nthreads: cparams.nthreads };
     let mut compressed: Vec<Vec<u8>> = chunks.iter().map(|c| vec![0u8; max_compressed_len(c.len())]).collect();
     let mut sizes = vec![0usize; chunks.len()];
     compress_all(cparams, chunks, &mut compressed, &mut sizes)?;
@@ -153,7 +177,7 @@ fn measure(cparams: &CParams, chunks: &[&[u8]], runs: usize, lossy: bool) -> Res
 
     let mut scratch = vec![0u8; chunks.iter().map(|c| c.len()).max().unwrap_or(0)];
     for (nchunk, (chunk, (c, &size))) in chunks.iter().zip(compressed.iter().zip(&sizes)).enumerate() {
-        let n = decompress(&c[..size], &mut scratch)?;
+        let n = decompress_ctx(&ctx, &dparams, &c[..size], &mut scratch)?;
         if !lossy && scratch[..n] != **chunk {
             bail!("chunk {nchunk} does not decompress to its input");
         }
@@ -162,7 +186,7 @@ fn measure(cparams: &CParams, chunks: &[&[u8]], runs: usize, lossy: bool) -> Res
     for _ in 0..runs {
         let start = Instant::now();
         for (c, &size) in compressed.iter().zip(&sizes) {
-            decompress(&c[..size], &mut scratch)?;
+            decompress_ctx(&ctx, &dparams, &c[..size], &mut scratch)?;
         }
         decompress_times.push(start.elapsed());
     }

@@ -1,7 +1,7 @@
 //! `strata chunk ...`: one Blosc2 chunk per file.
 
 use crate::input::read_input;
-use crate::options::{filter_slots, parse_codec, parse_filter, CodecChoice, FilterSpec, SplitArg};
+use crate::options::{filter_slots, parse_codec, parse_filter, CodecChoice, FilterSpec, SplitArg, Threads};
 use crate::usage_error;
 use anyhow::{Context, Result};
 use clap::{value_parser, Args, Subcommand};
@@ -9,8 +9,7 @@ use serde_json::json;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use strata::chunk::{compress_vec, decompress_vec, CParams, Decoder};
-use strata::scheduler::Runtime;
+use strata::chunk::{compress_vec, decompress_vec_ctx, CParams, Context as ChunkContext, DParams, Decoder};
 use strata::format::chunk::{
     ChunkHeader, B2FLAG_BIGENDIAN, B2FLAG_INSTR_CODEC, B2FLAG_LAZY, B2FLAG_USEDICT, EXTENDED_HEADER_LENGTH,
     FLAG_BITSHUFFLE, FLAG_DELTA, FLAG_DONT_SPLIT, FLAG_MEMCPYED, FLAG_SHUFFLE, MAX_BUFFERSIZE,
@@ -24,6 +23,8 @@ pub enum ChunkCommand {
     Compress(CompressArgs),
     /// Decompress one chunk (any version C-Blosc2 reads, Blosc1 included) to raw bytes.
     Decompress {
+        #[command(flatten)]
+        threads: Threads,
         /// The chunk file.
         input: PathBuf,
         /// Where to write the raw bytes.
@@ -39,6 +40,8 @@ pub enum ChunkCommand {
     },
     /// Decompress items [start, start + nitems) of a chunk, reading only the blocks that hold them.
     Getitem {
+        #[command(flatten)]
+        threads: Threads,
         /// The chunk file.
         input: PathBuf,
         /// First item (items are typesize bytes, as the header stores it).
@@ -77,9 +80,8 @@ pub struct CompressArgs {
     /// Train a zstd dictionary and store it in the chunk (zstd only).
     #[arg(long)]
     dict: bool,
-    /// Worker threads (accepted; Strata compresses on one thread for now and says so).
-    #[arg(long, default_value_t = 1, value_parser = value_parser!(u16).range(1..))]
-    nthreads: u16,
+    #[command(flatten)]
+    threads: Threads,
     /// Raw bytes, or a C-order .npy file.
     input: PathBuf,
     /// Where to write the chunk.
@@ -93,21 +95,24 @@ pub struct CompressArgs {
 pub fn run(cmd: ChunkCommand) -> Result<()> {
     match cmd {
         ChunkCommand::Compress(args) => compress(&args),
-        ChunkCommand::Decompress { input, output } => {
+        ChunkCommand::Decompress { threads, input, output } => {
             let chunk = read(&input)?;
-            let data = decompress_vec(&chunk).with_context(|| format!("cannot decompress {}", input.display()))?;
+            let dparams = DParams { nthreads: threads.nthreads };
+            let data = decompress_vec_ctx(&ChunkContext::global(), &dparams, &chunk)
+                .with_context(|| format!("cannot decompress {}", input.display()))?;
             write(&output, &data)
         }
         ChunkCommand::Info { input, json } => info(&input, json),
-        ChunkCommand::Getitem { input, start, nitems, output } => {
+        ChunkCommand::Getitem { threads, input, start, nitems, output } => {
             let chunk = read(&input)?;
             let context = || format!("cannot get items from {}", input.display());
-            let decoder = Decoder::new(Registry::global(), &chunk).with_context(context)?;
+            let ctx = ChunkContext::global();
+            let decoder = Decoder::new(ctx.registry, &chunk).with_context(context)?;
             // A range beyond the chunk gets no buffer: the library reports it as an index error.
             let h = &decoder.header;
             let len = nitems.checked_mul(h.typesize).filter(|&n| n <= h.nbytes).unwrap_or(0);
             let mut items = vec![0u8; len];
-            decoder.getitem_on(&Runtime::global(), 0, start, nitems, &mut items).with_context(context)?;
+            decoder.getitem_on(&ctx.runtime, threads.nthreads, start, nitems, &mut items).with_context(context)?;
             write(&output, &items)
         }
     }
@@ -122,9 +127,6 @@ fn write(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 fn compress(args: &CompressArgs) -> Result<()> {
-    if args.nthreads > 1 {
-        eprintln!("strata: note: compressing on 1 thread; --nthreads {} is for a later version", args.nthreads);
-    }
     let input = read_input(&args.input, MAX_BUFFERSIZE as u64)?;
     let typesize = match args.typesize {
         Some(t) => usize::try_from(t).unwrap_or(usize::MAX),
@@ -140,6 +142,7 @@ fn compress(args: &CompressArgs) -> Result<()> {
         filters,
         filters_meta,
         use_dict: args.dict,
+        nthreads: args.threads.nthreads,
         ..CParams::default()
     };
     let chunk =

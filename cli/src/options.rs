@@ -112,6 +112,15 @@ pub fn filter_slots(specs: &[FilterSpec], typesize: usize) -> Result<([u8; MAX_F
     Ok((filters, metas))
 }
 
+/// `--nthreads`: threads (the caller's included) that work on the blocks of one chunk.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct Threads {
+    /// Threads working on the blocks of a chunk; 0 = the runtime's default (STRATA_NTHREADS,
+    /// else one per core). The bytes written are the same for every value.
+    #[arg(long, default_value_t = 1)]
+    pub nthreads: usize,
+}
+
 /// Blosc2 split modes, as `BLOSC_*_SPLIT`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SplitArg {

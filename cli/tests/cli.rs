@@ -81,13 +81,13 @@ fn round_trip_every_codec_and_split_mode() {
                 "chunk",
                 "compress",
                 "--codec",
-                &codec,
+                codec,
                 "--clevel",
                 "9",
                 "--typesize",
                 "4",
                 "--splitmode",
-                &split,
+                split,
                 &input,
                 &chunk,
             ]));
@@ -180,6 +180,22 @@ fn clevel_zero_and_dict_and_blocksize() {
     assert_eq!(info["nblocks"], 20);
     ok(&strata(&["chunk", "decompress", &chunk, &back]));
     assert_eq!(read(&back), data);
+}
+
+#[test]
+fn threads_change_nothing_but_speed() {
+    let d = Dir::new();
+    let data = sample();
+    let input = d.file("in.raw", &data);
+    let (one, many, back) = (d.path("one.b2"), d.path("many.b2"), d.path("back.raw"));
+    let args = ["chunk", "compress", "--codec", "zstd", "--typesize", "4", "--blocksize", "4096"];
+    ok(&strata(&[&args[..], &["--nthreads", "1", &input, &one]].concat()));
+    ok(&strata(&[&args[..], &["--nthreads", "2", &input, &many]].concat()));
+    assert_eq!(read(&one), read(&many));
+    ok(&strata(&["chunk", "decompress", "--nthreads", "2", &many, &back]));
+    assert_eq!(read(&back), data);
+    ok(&strata(&["chunk", "getitem", "--nthreads", "0", &many, "--start", "3", "--nitems", "30000", &back]));
+    assert_eq!(read(&back), &data[12..120_012]);
 }
 
 #[test]
@@ -322,9 +338,9 @@ fn missing_and_unwritable_files_are_named() {
     let missing = d.path("missing.b2");
     for sub in ["decompress", "info"] {
         let out = if sub == "info" {
-            strata(&["chunk", &sub, &missing])
+            strata(&["chunk", sub, &missing])
         } else {
-            strata(&["chunk", &sub, &missing, &d.path("o")])
+            strata(&["chunk", sub, &missing, &d.path("o")])
         };
         fails_with(&out, 1, "missing.b2");
     }
@@ -347,9 +363,9 @@ fn corrupt_chunks_fail_cleanly() {
     let truncated = d.file("t.b2", &good[..good.len() / 2]);
     for sub in ["decompress", "info"] {
         let out = if sub == "info" {
-            strata(&["chunk", &sub, &d.file("h.b2", &good[..20])])
+            strata(&["chunk", sub, &d.file("h.b2", &good[..20])])
         } else {
-            strata(&["chunk", &sub, &truncated, &d.path("o")])
+            strata(&["chunk", sub, &truncated, &d.path("o")])
         };
         fails_with(&out, 1, "truncated");
     }
@@ -371,9 +387,9 @@ fn corrupt_chunks_fail_cleanly() {
         let bad_path = d.file("bad.b2", &bad);
         for sub in ["decompress", "getitem"] {
             let out = if sub == "getitem" {
-                strata(&["chunk", &sub, &bad_path, "--start", "100", "--nitems", "9000", &d.path("o")])
+                strata(&["chunk", sub, &bad_path, "--start", "100", "--nitems", "9000", &d.path("o")])
             } else {
-                strata(&["chunk", &sub, &bad_path, &d.path("o")])
+                strata(&["chunk", sub, &bad_path, &d.path("o")])
             };
             assert!(matches!(out.status.code(), Some(0 | 1)), "{sub}, byte {at} flipped: {}", stderr(&out));
         }
@@ -384,47 +400,36 @@ fn corrupt_chunks_fail_cleanly() {
 fn bench_reports_every_configuration() {
     let d = Dir::new();
     let input = d.file("a.npy", &npy("'<u4'", "(40000,)", false, &sample()));
-    let out = ok(&strata(&[
-        "bench",
-        &input,
-        "--json",
-        "--codec",
-        "lz4",
-        "--codec",
-        "zstd",
-        "--clevel",
-        "1",
-        "--filter",
-        "shuffle",
-        "--filter",
-        "bitshuffle",
-        "--chunk-bytes",
-        "65536",
-        "--runs",
-        "1",
-    ]));
+    let sweep = "--codec lz4 --codec zstd --clevel 1 --filter shuffle --filter bitshuffle --nthreads 1 --nthreads 2";
+    let mut args = vec!["bench", &input, "--json", "--chunk-bytes", "65536", "--runs", "1"];
+    args.extend(sweep.split(' '));
+    let out = ok(&strata(&args));
     let rows: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(rows.len(), 4);
+    assert_eq!(rows.len(), 8);
+    let keys = [
+        "codec",
+        "clevel",
+        "filter",
+        "typesize",
+        "nthreads",
+        "chunk_bytes",
+        "cratio",
+        "compress_gbps",
+        "decompress_gbps",
+    ];
     for row in &rows {
-        for key in [
-            "codec",
-            "clevel",
-            "filter",
-            "typesize",
-            "nthreads",
-            "chunk_bytes",
-            "cratio",
-            "compress_gbps",
-            "decompress_gbps",
-        ] {
+        for key in keys {
             assert!(!row[key].is_null(), "{key} missing in {row}");
         }
         assert_eq!(row["typesize"], 4);
         assert_eq!(row["chunk_bytes"], 65536);
-        assert_eq!(row["nthreads"], 1);
     }
+    let nthreads: Vec<_> = rows.iter().map(|r| r["nthreads"].as_u64().unwrap()).collect();
+    assert_eq!(nthreads, [1, 2, 1, 2, 1, 2, 1, 2]);
+    // One thread unless asked.
     let table =
         ok(&strata(&["bench", &input, "--codec", "blosclz", "--clevel", "5", "--typesize", "2", "--runs", "1"]));
     assert_eq!(table.lines().count(), 4, "{table}");
     assert!(table.starts_with("codec"));
+    assert!(table.lines().skip(1).all(|l| l.split_whitespace().nth(4) == Some("1")), "{table}");
 }
