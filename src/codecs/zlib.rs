@@ -1,6 +1,8 @@
 //! Zlib (codec ID 4, format code 3): a zlib (RFC 1950) stream with header and Adler-32.
 //!
 //! Meta byte: unused. The clevel (1–9) is zlib's level, as in C-Blosc2 2.x/3.x (`compress2`).
+//! The implementation is zlib-rs (through flate2), a port of zlib-ng, the library C-Blosc2
+//! bundles: on the grids tested its streams have the same sizes as C-Blosc2's.
 //! Format: c-blosc2 `blosc/blosc2.c` (`zlib_wrap_compress`, `zlib_wrap_decompress`).
 //!
 //! ```
