@@ -57,6 +57,7 @@ class Params:
     splitmode: str = "forward-compat"
     blocksize: int = 0
     use_dict: bool = False
+    nthreads: int = 1  # Strata's; C-Blosc2 runs on one (see cparams)
 
     def __post_init__(self) -> None:
         # bytedelta's meta is its typesize; python-blosc2 fills it in only up to 255.
@@ -75,7 +76,7 @@ class Params:
 
     def cli_args(self) -> list[str]:
         args = ["--codec", self.codec, "--clevel", str(self.clevel), "--typesize", str(self.typesize)]
-        args += ["--splitmode", self.splitmode, "--blocksize", str(self.blocksize)]
+        args += ["--splitmode", self.splitmode, "--blocksize", str(self.blocksize), "--nthreads", str(self.nthreads)]
         for name, meta in self.filters:
             args += ["--filter", name if meta is None else f"{name}:{meta}"]
         if self.use_dict:
@@ -83,6 +84,8 @@ class Params:
         return args
 
     def cparams(self) -> dict:
+        """python-blosc2's parameters, on one thread: with more, C-Blosc2 stores the blocks in the
+        order they finish, so its chunks are not reproducible byte for byte."""
         return {
             "codec": getattr(blosc2.Codec, self.codec.upper()),
             "clevel": self.clevel,
@@ -133,10 +136,10 @@ class Strata:
         self.output("chunk", "compress", *p.cli_args(), src, dst)
         return dst.read_bytes()
 
-    def decompress(self, chunk: bytes) -> bytes:
+    def decompress(self, chunk: bytes, nthreads: int = 1) -> bytes:
         src, dst = self._path(".b2"), self._path(".raw")
         src.write_bytes(chunk)
-        self.output("chunk", "decompress", src, dst)
+        self.output("chunk", "decompress", "--nthreads", str(nthreads), src, dst)
         return dst.read_bytes()
 
     def getitem(self, chunk: bytes, start: int, nitems: int) -> bytes:
