@@ -11,7 +11,8 @@ def test_truncated_chunk(strata, tmp_path, codec, cut):
     keep = {"half": len(chunk) // 2, "last": len(chunk) - 1}.get(cut, cut)
     path = tmp_path / "truncated.b2"
     path.write_bytes(chunk[:keep])
-    for args in (["decompress", path, tmp_path / "out"], ["info", path], ["getitem", path, "--start", "0", "--nitems", "1", tmp_path / "out"]):
+    out = tmp_path / "out"
+    for args in (["decompress", path, out], ["info", path], ["getitem", path, "--start", "0", "--nitems", "1", out]):
         if args[0] == "info" and keep >= 32:
             continue  # a whole header is all info reads
         res = strata.run("chunk", *args)

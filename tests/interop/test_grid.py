@@ -44,7 +44,9 @@ def inputs(index: int, fset: str, typesize: int) -> list[tuple[str, bytes]]:
 )
 def test_grid(strata, index, codec, fset, clevel, typesize):
     p = Params(codec, clevel, typesize, FILTER_SETS[fset])
-    problems = [problem for what, data in inputs(index, fset, typesize) for problem in check_case(strata, data, p, what)]
+    problems = []
+    for what, data in inputs(index, fset, typesize):
+        problems += check_case(strata, data, p, what)
     assert not problems, "\n".join(problems)
 
 

@@ -10,7 +10,8 @@ NITEMS = 10_000
 
 
 def special_chunk(value: blosc2.SpecialValue, dtype, fill=None) -> bytes:
-    schunk = blosc2.SChunk(chunksize=NITEMS * np.dtype(dtype).itemsize, cparams=blosc2.CParams(typesize=np.dtype(dtype).itemsize))
+    typesize = np.dtype(dtype).itemsize
+    schunk = blosc2.SChunk(chunksize=NITEMS * typesize, cparams=blosc2.CParams(typesize=typesize))
     if fill is None:
         schunk.fill_special(NITEMS, value)
     else:
@@ -47,5 +48,6 @@ def test_zeros_make_the_same_special_chunk(strata, codec, fset, typesize, nbytes
     c_chunk = cblosc2_compress(zeros, p)
     s_chunk = strata.compress(zeros, p)
     assert len(c_chunk) == 32 and c_chunk[31] >> 4 == 1, "C-Blosc2 wrote a special-zero chunk"
-    assert len(s_chunk) == len(c_chunk) and s_chunk == c_chunk, f"Strata wrote {s_chunk[:32].hex()} ({len(s_chunk)} bytes)"
+    same = len(s_chunk) == len(c_chunk) and s_chunk == c_chunk
+    assert same, f"Strata wrote {s_chunk[:32].hex()} ({len(s_chunk)} bytes), C-Blosc2 {c_chunk.hex()}"
     assert_same(strata.decompress(c_chunk), zeros, "C-Blosc2's zero chunk")
