@@ -91,3 +91,27 @@ fn application_threads_share_the_runtime() {
         h.join().unwrap();
     }
 }
+
+#[test]
+fn buffers_bigger_than_a_chunk_split_into_parallel_chunks() {
+    use strata::chunk::{compress_chunks, compress_vec, decompress_chunks};
+    let data = field(10 * 1024 * 1024 + 5);
+    for ctx in contexts() {
+        for nthreads in [1usize, 2, 4] {
+            let cparams = CParams { codec: 1, typesize: 4, nthreads, ..CParams::default() };
+            let chunks = compress_chunks(&ctx, &cparams, &data, 4 << 20).unwrap();
+            assert_eq!(chunks.len(), 3);
+            // Each chunk is what compressing its piece alone gives.
+            for (chunk, piece) in chunks.iter().zip(data.chunks(4 << 20)) {
+                assert!(*chunk == compress_vec(&CParams { nthreads: 1, ..cparams.clone() }, piece).unwrap());
+            }
+            let refs: Vec<&[u8]> = chunks.iter().map(Vec::as_slice).collect();
+            let mut back = vec![0u8; data.len()];
+            assert_eq!(decompress_chunks(&ctx, &DParams { nthreads }, &refs, &mut back).unwrap(), data.len());
+            assert_eq!(back, data);
+            let mut short = vec![0u8; data.len() - 1];
+            assert_eq!(decompress_chunks(&ctx, &DParams { nthreads }, &refs, &mut short).unwrap_err().code(), -6);
+        }
+    }
+    assert_eq!(compress_chunks(&contexts()[0], &CParams::default(), &data, 0).unwrap_err().code(), -12);
+}

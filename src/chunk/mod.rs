@@ -19,11 +19,13 @@ mod blocksize;
 mod compress;
 mod decompress;
 mod params;
+mod split;
 
 pub use blocksize::{compute_blocksize, split_block};
 pub use compress::{compress, compress_ctx, compress_vec, max_compressed_len};
 pub use decompress::{decompress, decompress_ctx, decompress_vec, decompress_vec_ctx, getitem, getitem_ctx, Decoder};
 pub use params::{CParams, DParams, SplitMode};
+pub use split::{compress_chunks, decompress_chunks};
 
 use crate::registry::Registry;
 use crate::scheduler::Runtime;
