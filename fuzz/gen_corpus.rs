@@ -155,6 +155,11 @@ fn chunks() -> Vec<(String, Vec<u8>)> {
             }
         }
     }
+    // Chunks big enough (>= 64 KiB, 32 blocks) to decode on several threads.
+    for (codec, filters) in [(0u8, [0, 0, 0, 0, 0, 1]), (5, [0, 0, 0, 0, 3, 1]), (1, [1, 35, 0, 0, 0, 0])] {
+        let cp = CParams { codec, typesize: 4, blocksize: 4096, filters, ..CParams::default() };
+        out.push((format!("c{codec}-parallel"), compress_vec(&cp, &field(128 * 1024, 4)).unwrap()));
+    }
     // LZ4 chunks with real LZ4 streams: LZ4HC writes the same block format, and only header
     // byte 22 tells the two apart (Strata's own LZ4 encoder often stores streams raw).
     let lz4: Vec<(String, Vec<u8>)> = out

@@ -10,7 +10,9 @@
 //!   (clamped to `0..=MAX_OUT`), every one `fill` beforehand.
 //! * `getitem`: `start: u32 LE`, `nitems: u16 LE`; `u32::MAX` / `u16::MAX` mean `usize::MAX`.
 
-use strata::chunk::{decompress, decompress_vec, getitem};
+use strata::chunk::{
+    decompress, decompress_ctx, decompress_vec, decompress_vec_ctx, getitem, getitem_ctx, Context, DParams,
+};
 use strata::format::chunk::{ChunkHeader, SpecialType};
 
 /// Length of the `decompress` input prefix.
@@ -38,6 +40,17 @@ pub fn getitem_input(start: u32, nitems: u16, chunk: &[u8]) -> Vec<u8> {
     v.extend_from_slice(&nitems.to_le_bytes());
     v.extend_from_slice(chunk);
     v
+}
+
+/// Decoding on one thread and on several must give the same bytes and the same error.
+#[allow(clippy::needless_update)] // DParams may gain fields.
+fn threads(nthreads: usize) -> DParams {
+    DParams { nthreads, ..DParams::default() }
+}
+
+/// The outcome of a decode, comparable across thread counts: the bytes, or the error code.
+fn outcome(r: &strata::Result<Vec<u8>>) -> Result<&[u8], i32> {
+    r.as_ref().map(Vec::as_slice).map_err(strata::Error::code)
 }
 
 /// Every error code a decoder may return (`strata::Error::code`).
@@ -92,6 +105,18 @@ pub fn check_decompress(data: &[u8]) {
         match r {
             Ok(v) => assert_eq!(Some(v.len()), nbytes, "decompress_vec length"),
             Err(e) => check_error(e),
+        }
+        let ctx = Context::global();
+        let serial = decompress_vec_ctx(&ctx, &threads(1), chunk);
+        let parallel = decompress_vec_ctx(&ctx, &threads(4), chunk);
+        assert_eq!(outcome(&serial), outcome(&parallel), "decompress_vec: 1 thread and 4 differ");
+        assert_eq!(outcome(&serial), outcome(r), "decompress_vec: 1 thread and the default differ");
+        if let Some(n) = nbytes {
+            let (mut a, mut b) = (vec![0u8; n], vec![0u8; n]);
+            let ra = decompress_ctx(&ctx, &threads(1), chunk, &mut a).map_err(|e| e.code());
+            let rb = decompress_ctx(&ctx, &threads(4), chunk, &mut b).map_err(|e| e.code());
+            assert_eq!(ra, rb, "decompress: 1 thread and 4 differ");
+            assert!(ra.is_err() || a == b, "decompress: 1 thread and 4 give different bytes");
         }
     }
 
@@ -149,6 +174,15 @@ pub fn check_getitem(data: &[u8]) {
     const FILL: u8 = 0xa5;
     let mut dst = vec![FILL; len];
     let got = getitem(chunk, start, nitems, &mut dst);
+    {
+        let ctx = Context::global();
+        let (mut a, mut b) = (vec![FILL; len], vec![FILL; len]);
+        let ra = getitem_ctx(&ctx, &threads(1), chunk, start, nitems, &mut a).map_err(|e| e.code());
+        let rb = getitem_ctx(&ctx, &threads(4), chunk, start, nitems, &mut b).map_err(|e| e.code());
+        assert_eq!(ra, rb, "getitem: 1 thread and 4 differ");
+        assert!(ra.is_err() || a == b, "getitem: 1 thread and 4 give different bytes");
+        assert_eq!(ra, got.as_ref().copied().map_err(strata::Error::code), "getitem: 1 thread and the default differ");
+    }
 
     let whole = match &header {
         Some(h) if !too_big(h) => decompress_vec(chunk).ok(),
