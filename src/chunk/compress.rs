@@ -125,6 +125,7 @@ pub fn compress_ctx(ctx: &Context<'_>, cparams: &CParams, src: &[u8], dst: &mut 
     header.flags |= codec.format_code() << 5;
 
     let plan = Plan { cparams, codec, filters, typesize, blocksize, nblocks, split };
+    // A dictionary needs compression: clevel 0 stored the chunk raw above.
     let dict = if cparams.use_dict { train_dict(&plan, src)? } else { None };
     if dict.is_some() {
         header.blosc2_flags |= B2FLAG_USEDICT;
@@ -221,9 +222,11 @@ fn nstreams(plan: &Plan<'_>, len: usize) -> usize {
 /// Compresses every block and writes them, with their `bstarts` (and the dict section), after
 /// the header; `None` when the chunk does not fit in `dst`.
 ///
-/// Each block is compressed on its own, the codec always offered `neblock` bytes per stream
-/// (C-Blosc2's threaded rule), so the bytes are the same whatever the thread count: blocks
-/// are laid out in order once all are done.
+/// The result equals C-Blosc2's serial compression whatever the thread count: blocks are
+/// compressed on their own (in parallel when asked), each codec call offered `neblock` bytes,
+/// then laid out in order. A block that lands within reach of the end of `dst` is compressed
+/// again in place, with the codec offered only the room left, as C-Blosc2's serial path does
+/// (some codecs give up, rather than shrink, when offered less room).
 fn compress_blocks(
     plan: &Plan<'_>,
     src: &[u8],
@@ -245,23 +248,30 @@ fn compress_blocks(
         dst[at..at + 4].copy_from_slice(&le32(d.len()));
         dst[at + 4..at + 4 + d.len()].copy_from_slice(d);
     }
+    let mut scratch = [Vec::new(), Vec::new()];
     let mut all_zero_runs = true;
-    let mut place = |nblock: usize, block: &[u8], zero_runs: bool, pos: &mut usize| -> bool {
-        if block.len() > dst.len() - *pos {
-            return false;
-        }
+    // Lays block `nblock` (compressed on its own into `block`) at `pos`; false if it does not fit.
+    let mut place = |nblock: usize, block: &[u8], zero_runs: bool, pos: &mut usize, scratch: &mut [Vec<u8>; 2]| {
         dst[bstarts_at + 4 * nblock..bstarts_at + 4 * nblock + 4].copy_from_slice(&le32(*pos));
-        dst[*pos..*pos + block.len()].copy_from_slice(block);
-        *pos += block.len();
-        all_zero_runs &= zero_runs;
-        true
+        let written = if *pos + max_block_record(plan, nblock, src.len()) <= dst.len() {
+            dst[*pos..*pos + block.len()].copy_from_slice(block);
+            Some((block.len(), zero_runs))
+        } else {
+            compress_block(plan, src, nblock, dict, scratch, &mut dst[*pos..])?
+        };
+        Ok::<_, Error>(written.map(|(n, zero_runs)| {
+            *pos += n;
+            all_zero_runs &= zero_runs;
+        }))
     };
     if nthreads <= 1 || plan.nblocks == 1 {
-        let mut scratch = [Vec::new(), Vec::new()];
         let mut block = Vec::new();
         for nblock in 0..plan.nblocks {
-            let zero_runs = compress_block(plan, src, nblock, dict, &mut scratch, &mut block)?;
-            if !place(nblock, &block, zero_runs, &mut pos) {
+            block.clear();
+            block.resize(max_block_record(plan, nblock, src.len()), 0);
+            let (n, zero_runs) = compress_block(plan, src, nblock, dict, &mut scratch, &mut block)?
+                .ok_or_else(|| Error::Data("a block did not fit in its worst-case size".into()))?;
+            if place(nblock, &block[..n], zero_runs, &mut pos, &mut scratch)?.is_none() {
                 return Ok(None);
             }
         }
@@ -274,12 +284,16 @@ fn compress_blocks(
             || [Vec::new(), Vec::new()],
             |scratch, nblock, slot| {
                 let (block, zero_runs) = &mut slot[0];
-                *zero_runs = compress_block(plan, src, nblock, dict, scratch, block)?;
+                block.resize(max_block_record(plan, nblock, src.len()), 0);
+                let (n, z) = compress_block(plan, src, nblock, dict, scratch, block)?
+                    .ok_or_else(|| Error::Data("a block did not fit in its worst-case size".into()))?;
+                block.truncate(n);
+                *zero_runs = z;
                 Ok(())
             },
         )?;
         for (nblock, (block, zero_runs)) in blocks.iter().enumerate() {
-            if !place(nblock, block, *zero_runs, &mut pos) {
+            if place(nblock, block, *zero_runs, &mut pos, &mut scratch)?.is_none() {
                 return Ok(None);
             }
         }
@@ -287,22 +301,27 @@ fn compress_blocks(
     Ok(Some(Written { cbytes: pos, all_zero_runs }))
 }
 
-/// Filters block `nblock` and writes its stream records into `out` (resized to fit); returns
-/// whether every stream is a zero run.
+/// The most bytes block `nblock`'s stream records can take: every stream stored raw
+/// (`4 + neblock` bytes) or as a run (at most 5 bytes).
+fn max_block_record(plan: &Plan<'_>, nblock: usize, nbytes: usize) -> usize {
+    let len = block_range(plan, nbytes, nblock).len();
+    let ns = nstreams(plan, len);
+    ns * (4 + (len / ns).max(1))
+}
+
+/// Filters block `nblock` and writes its stream records at the start of `out`; returns their
+/// length and whether every stream is a zero run, or `None` when they do not fit in `out`.
 fn compress_block(
     plan: &Plan<'_>,
     src: &[u8],
     nblock: usize,
     dict: Option<&[u8]>,
     scratch: &mut [Vec<u8>; 2],
-    out: &mut Vec<u8>,
-) -> Result<bool> {
+    out: &mut [u8],
+) -> Result<Option<(usize, bool)>> {
     let filtered = filter_block(plan, src, nblock, scratch)?;
     let ns = nstreams(plan, filtered.len());
     let neblock = filtered.len() / ns;
-    // Room for every stream stored raw (4 + neblock bytes) or as a run (at most 5 bytes).
-    out.clear();
-    out.resize(ns * (4 + neblock.max(1)), 0);
     let ctx = CodecCtx {
         clevel: plan.cparams.clevel,
         meta: plan.cparams.codec_meta,
@@ -314,12 +333,13 @@ fn compress_block(
     let mut pos = 0;
     let mut all_zero_runs = true;
     for stream in filtered.chunks_exact(neblock) {
-        let (n, zero_run) = compress_stream(plan.codec.as_ref(), stream, &mut out[pos..], &ctx)?;
+        let Some((n, zero_run)) = compress_stream(plan.codec.as_ref(), stream, &mut out[pos..], &ctx)? else {
+            return Ok(None);
+        };
         pos += n;
         all_zero_runs &= zero_run;
     }
-    out.truncate(pos);
-    Ok(all_zero_runs)
+    Ok(Some((pos, all_zero_runs)))
 }
 
 fn le32(v: usize) -> [u8; 4] {
@@ -327,51 +347,68 @@ fn le32(v: usize) -> [u8; 4] {
     i32::try_from(v).unwrap_or(i32::MAX).to_le_bytes()
 }
 
-/// Writes one stream record (`int32 csize` + payload) at the start of `out`, which has room
-/// for `4 + max(neblock, 1)` bytes; returns its length and whether it is a zero run.
-fn compress_stream(codec: &dyn Codec, stream: &[u8], out: &mut [u8], ctx: &CodecCtx<'_>) -> Result<(usize, bool)> {
+/// Writes one stream record (`int32 csize` + payload) at the start of `out`; returns its
+/// length and whether it is a zero run, or `None` when it does not fit. The codec is offered
+/// `min(neblock, out.len() - 4)` bytes, as in C-Blosc2 (`blosc_c`).
+fn compress_stream(codec: &dyn Codec, stream: &[u8], out: &mut [u8], ctx: &CodecCtx<'_>) -> Result<Option<(usize, bool)>> {
     let neblock = stream.len();
+    if out.len() < 4 {
+        return Ok(None);
+    }
     // Runs of one byte value are stored without calling the codec.
     if let Some((&first, rest)) = stream.split_first() {
         if rest.iter().all(|&b| b == first) {
             if first == 0 {
                 out[..4].copy_from_slice(&0i32.to_le_bytes());
-                return Ok((4, true));
+                return Ok(Some((4, true)));
+            }
+            if out.len() < 5 {
+                return Ok(None);
             }
             out[..4].copy_from_slice(&(-i32::from(first)).to_le_bytes());
             out[4] = 1;
-            return Ok((5, false));
+            return Ok(Some((5, false)));
         }
     }
-    let cbytes = codec.compress(stream, &mut out[4..4 + neblock], ctx)?;
-    if cbytes == 0 || cbytes >= neblock {
-        // Not compressible: store the stream raw.
-        out[..4].copy_from_slice(&le32(neblock));
-        out[4..4 + neblock].copy_from_slice(stream);
-        return Ok((4 + neblock, false));
-    }
-    out[..4].copy_from_slice(&le32(cbytes));
-    Ok((4 + cbytes, false))
-}
-
-/// Trains a zstd dictionary on the filtered streams of `src`, as C-Blosc2 does: at most
-/// `min(128 KiB, nbytes / 20)` bytes. `None` when zstd cannot train on so little data (the
-/// chunk is then written without a dictionary).
-fn train_dict(plan: &Plan<'_>, src: &[u8]) -> Result<Option<Vec<u8>>> {
-    let maxsize = MAX_DICT_SIZE.min(src.len() / 20);
-    if maxsize < 256 {
+    let maxout = neblock.min(out.len() - 4);
+    if maxout == 0 {
         return Ok(None);
     }
-    let mut samples = Vec::with_capacity(src.len());
-    let mut sizes = Vec::new();
+    let cbytes = codec.compress(stream, &mut out[4..4 + maxout], ctx)?;
+    if cbytes == 0 || cbytes >= neblock {
+        // Not compressible: store the stream raw, if that fits.
+        if out.len() < 4 + neblock {
+            return Ok(None);
+        }
+        out[..4].copy_from_slice(&le32(neblock));
+        out[4..4 + neblock].copy_from_slice(stream);
+        return Ok(Some((4 + neblock, false)));
+    }
+    out[..4].copy_from_slice(&le32(cbytes));
+    Ok(Some((4 + cbytes, false)))
+}
+
+/// Trains a zstd dictionary as C-Blosc2 does (`blosc_compress_context` with `use_dict`): on
+/// the filtered chunk, blocks in order, cut into `max(8, nblocks × streams per block)`
+/// samples of `nbytes / nsamples / 16` bytes taken from its start; the dictionary holds at
+/// most `min(128 KiB, nbytes / 20)` bytes. `None` when zstd cannot train on so little data
+/// (the chunk is then written without a dictionary, where C-Blosc2 reports an error).
+fn train_dict(plan: &Plan<'_>, src: &[u8]) -> Result<Option<Vec<u8>>> {
+    let maxsize = MAX_DICT_SIZE.min(src.len() / 20);
+    let streams_per_block = if plan.split { plan.typesize } else { 1 };
+    let nsamples = (plan.nblocks * streams_per_block).max(8);
+    let sample_size = src.len() / nsamples / 16;
+    if maxsize == 0 || sample_size == 0 {
+        return Ok(None);
+    }
+    let mut filtered = Vec::with_capacity(nsamples * sample_size);
     let mut scratch = [Vec::new(), Vec::new()];
     for nblock in 0..plan.nblocks {
-        let filtered = filter_block(plan, src, nblock, &mut scratch)?;
-        let ns = nstreams(plan, filtered.len());
-        for stream in filtered.chunks_exact(filtered.len() / ns) {
-            samples.extend_from_slice(stream);
-            sizes.push(stream.len());
+        if filtered.len() >= nsamples * sample_size {
+            break;
         }
+        filtered.extend_from_slice(filter_block(plan, src, nblock, &mut scratch)?);
     }
-    Ok(zstd::dict::from_continuous(&samples, &sizes, maxsize).ok())
+    filtered.truncate(nsamples * sample_size);
+    Ok(zstd::dict::from_continuous(&filtered, &vec![sample_size; nsamples], maxsize).ok())
 }

@@ -1,13 +1,15 @@
 //! LZ4 (codec ID 1, format code 1): raw LZ4 block format, no frame.
 //!
-//! Meta byte: unused. C-Blosc2 matched: 2.x and 3.x (`LZ4_compress_fast` with acceleration 1;
-//! the clevel does not change LZ4's output there, nor here). Compression uses lz4_flex; its
-//! streams decode with any LZ4 block decoder, though they need not equal liblz4's byte for byte.
+//! Meta byte: unused. C-Blosc2 matched: 3.x (`LZ4_compress_fast` with acceleration
+//! `10 − clevel`; C-Blosc2 2.x always used 1, so its LZ4 chunks below clevel 9 differ). Compression calls liblz4 1.10
+//! (through the `lz4` crate), the release C-Blosc2 3.3 bundles, so Strata's LZ4 chunks equal
+//! C-Blosc2's byte for byte and give the same ratios; decompression, which sees untrusted
+//! input, uses lz4_flex's safe decoder.
 //! Format: c-blosc2 `blosc/blosc2.c` (`lz4_wrap_compress`, `lz4_wrap_decompress`).
 //!
 //! ```
 //! use strata::codecs::{Codec, CodecCtx, lz4::Lz4};
-//! let ctx = CodecCtx { clevel: 5, meta: 0, typesize: 1, blocksize: 4096, nblock: 0, dict: None };
+//! let ctx = CodecCtx { clevel: 9, meta: 0, typesize: 1, blocksize: 4096, nblock: 0, dict: None };
 //! let src = vec![7u8; 4096];
 //! let mut c = vec![0u8; 4096];
 //! let n = Lz4.compress(&src, &mut c, &ctx).unwrap();
@@ -18,10 +20,6 @@
 
 use super::{Codec, CodecCtx};
 use crate::error::{Error, Result};
-
-thread_local! {
-    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
 
 /// The LZ4 codec.
 #[derive(Debug, Default, Clone, Copy)]
@@ -42,24 +40,11 @@ impl Codec for Lz4 {
     fn format_code(&self) -> u8 {
         1
     }
-    fn compress(&self, src: &[u8], dst: &mut [u8], _ctx: &CodecCtx<'_>) -> Result<usize> {
-        // lz4_flex wants room for the worst case; compress there, keep it only if it fits.
-        let bound = lz4_flex::block::get_maximum_output_size(src.len());
-        if dst.len() >= bound {
-            return Ok(lz4_flex::block::compress_into(src, dst).unwrap_or(0));
-        }
-        SCRATCH.with(|cell| {
-            let mut scratch = cell.borrow_mut();
-            scratch.resize(bound, 0);
-            match lz4_flex::block::compress_into(src, &mut scratch) {
-                Ok(n) if n <= dst.len() => {
-                    dst[..n].copy_from_slice(&scratch[..n]);
-                    Ok(n)
-                }
-                // An output that does not fit is not an error: the pipeline stores it raw.
-                _ => Ok(0),
-            }
-        })
+    fn compress(&self, src: &[u8], dst: &mut [u8], ctx: &CodecCtx<'_>) -> Result<usize> {
+        // liblz4's fast mode with acceleration 10 − clevel, as C-Blosc2 3.x calls it; "does
+        // not fit" is an error there, and the pipeline then stores the stream raw.
+        let mode = ::lz4::block::CompressionMode::FAST(10 - i32::from(ctx.clevel.min(9)));
+        Ok(::lz4::block::compress_to_buffer(src, Some(mode), false, dst).unwrap_or(0))
     }
     fn decompress(&self, src: &[u8], dst: &mut [u8], _ctx: &CodecCtx<'_>) -> Result<usize> {
         decompress_block(src, dst)
