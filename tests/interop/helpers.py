@@ -70,6 +70,10 @@ class Params:
         return any(name == "trunc_prec" for name, _ in self.filters)
 
     @property
+    def has_delta(self) -> bool:
+        return any(name == "delta" for name, _ in self.filters)
+
+    @property
     def cblosc2_drops_filters(self) -> bool:
         """python-blosc2 silently removes bytedelta at typesize 1, so its chunk differs."""
         return self.typesize == 1 and any(name == "bytedelta" for name, _ in self.filters)
@@ -203,17 +207,24 @@ def check_case(strata: Strata, data: bytes, p: Params, what: str) -> list[str]:
     1. C-Blosc2's chunk → `strata chunk decompress` → the input.
     2. `strata chunk compress` → C-Blosc2's decompress2 → the input (lossy filters: what
        C-Blosc2 makes of its own chunk).
-    3. BloscLZ chunks are identical. Other codecs: the headers agree but for cbytes and the
+    3. BloscLZ and LZ4 chunks are identical. Other codecs: the headers agree but for cbytes and the
        memcpyed flag, which follow the compressed size and so the compressor build (C-Blosc2's
        zlib is zlib-ng, for one); instead, Strata's chunk must not be grossly larger (1.5 times
        + 64 bytes), as it would be if Strata stored raw what C-Blosc2 compresses.
     """
     problems = []
     c_chunk = cblosc2_compress(data, p)
-    expected = blosc2.decompress2(c_chunk) if p.lossy else data
+    c_own = blosc2.decompress2(c_chunk)
+    expected = c_own if p.lossy else data
+    # C-Blosc2 does not round-trip delta when a block's length is not a multiple of the delta
+    # word (its encoder leaves those last bytes unwritten): there Strata must decode C-Blosc2's
+    # chunk as C-Blosc2 itself does, and its own chunks must still round-trip in C-Blosc2.
+    c_tail_bug = not p.lossy and c_own != data
+    if c_tail_bug and not p.has_delta:
+        problems.append(f"{what}: C-Blosc2 does not round-trip its own chunk")
     try:
         got = strata.decompress(c_chunk)
-        if got != expected:
+        if got != c_own:
             problems.append(f"{what}: C-Blosc2 → Strata: {describe_difference(got, expected)}")
     except StrataError as e:
         problems.append(f"{what}: C-Blosc2 → Strata: {e}")
@@ -229,7 +240,9 @@ def check_case(strata: Strata, data: bytes, p: Params, what: str) -> list[str]:
         problems.append(f"{what}: Strata → C-Blosc2: {e}")
     if p.cblosc2_drops_filters:
         return problems
-    if p.codec == "blosclz" and not p.use_dict:
+    if c_tail_bug:
+        return problems
+    if p.codec in ("blosclz", "lz4") and not p.use_dict:
         if s_chunk != c_chunk:
             problems.append(
                 f"{what}: chunks differ: Strata's {describe_difference(s_chunk, c_chunk)}; headers Strata "
