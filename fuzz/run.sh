@@ -16,8 +16,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here"
 export RUSTC_BOOTSTRAP=1
 
-if ! cargo fuzz --version >/dev/null 2>&1; then
-    cargo install cargo-fuzz --locked
+if [ "$(cargo fuzz --version 2>/dev/null)" != "cargo-fuzz 0.13.2" ]; then
+    cargo install cargo-fuzz --version 0.13.2 --locked
 fi
 
 cargo run --quiet --release --example gen_corpus -- corpus

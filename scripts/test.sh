@@ -3,9 +3,11 @@
 #   1. .venv from the pinned tests/interop/requirements.txt (scripts/setup-venv.sh; as root it
 #      installs Debian's python3-venv if Python lacks venv)
 #   2. the real climate grids into data/ (scripts/fetch-data.sh, Debian's ferret-datasets)
-#   3. cargo build --release --workspace, then cargo test --workspace --release
+#   3. cbindgen (pinned; tests/ffi_c.rs regenerates include/strata.h with it), then
+#      cargo build --release --workspace and cargo test --workspace --release
 #   4. the interop suite against C-Blosc2 and Blosc1 (pytest tests/interop, STRATA_BIN set to
 #      the release binary)
+#   5. the fuzz targets, 30 s each (fuzz/run.sh; FUZZ_SECONDS changes it, 0 skips)
 # Every stage runs even when an earlier test stage fails; the last line sums up all tests, and
 # the exit status is non-zero if anything failed.
 set -euo pipefail
@@ -20,6 +22,11 @@ stage "Python environment"
 bash scripts/setup-venv.sh
 stage "real data"
 bash scripts/fetch-data.sh
+stage "tools"
+cbindgen_version=0.29.2
+if [ "$(cbindgen --version 2>/dev/null)" != "cbindgen $cbindgen_version" ]; then
+  cargo install cbindgen --version "$cbindgen_version" --locked
+fi
 stage "cargo build --release --workspace"
 cargo build --release --workspace
 
@@ -42,7 +49,13 @@ print(int(suite.get("tests")) - failed - int(suite.get("skipped")), failed)
 PY
 )
 
-printf '\n== done in %d s: cargo test %d passed, %d failed (exit %d); interop %d passed, %d failed (exit %d)\n' \
-  "$SECONDS" "$cargo_passed" "$cargo_failed" "$cargo_status" "$py_passed" "$py_failed" "$pytest_status"
+fuzz_status=0
+if [ "${FUZZ_SECONDS:-30}" != 0 ]; then
+  stage "fuzz (${FUZZ_SECONDS:-30} s per target)"
+  bash fuzz/run.sh "${FUZZ_SECONDS:-30}" || fuzz_status=$?
+fi
+
+printf '\n== done in %d s: cargo test %d passed, %d failed (exit %d); interop %d passed, %d failed (exit %d); fuzz exit %d\n' \
+  "$SECONDS" "$cargo_passed" "$cargo_failed" "$cargo_status" "$py_passed" "$py_failed" "$pytest_status" "$fuzz_status"
 echo "summary: $((cargo_passed + py_passed)) passed, $((cargo_failed + py_failed)) failed"
-[ "$cargo_status" -eq 0 ] && [ "$pytest_status" -eq 0 ]
+[ "$cargo_status" -eq 0 ] && [ "$pytest_status" -eq 0 ] && [ "$fuzz_status" -eq 0 ]
