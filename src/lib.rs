@@ -16,6 +16,8 @@
 //! assert_eq!(decompress_vec(&chunk).unwrap(), data);
 //! ```
 
+#![deny(unsafe_code)]
+
 pub mod chunk;
 pub mod codecs;
 pub mod error;

@@ -28,6 +28,7 @@
 //! simd::bitunshuffle(4, &a, &mut b).unwrap();
 //! assert_eq!(b, src);
 //! ```
+#![allow(unsafe_code)]
 
 use crate::error::{Error, Result};
 use std::cell::RefCell;
