@@ -310,7 +310,6 @@ fn system_info_prints() {
         "L1d:",
         "L2:",
         "L3:",
-        "SIMD:",
         "chunk size:",
         "block size:",
     ] {

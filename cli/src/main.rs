@@ -10,6 +10,7 @@ mod bench;
 mod chunk_cmd;
 mod input;
 mod options;
+mod system;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -30,6 +31,11 @@ enum Command {
     Chunk(chunk_cmd::ChunkCommand),
     /// Measure cratio and speed of a sweep of parameters over a file held in memory.
     Bench(bench::BenchArgs),
+    /// Cores, worker threads, pinning, cache sizes, recommended chunk and block sizes, SIMD.
+    ///
+    /// Set STRATA_NTHREADS (or BLOSC_NTHREADS), STRATA_PIN=0 and STRATA_L1D / STRATA_L2 /
+    /// STRATA_L3 (bytes, K/M suffixes allowed) to change what it reports and uses.
+    System,
 }
 
 fn main() -> ExitCode {
@@ -37,6 +43,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Chunk(cmd) => chunk_cmd::run(cmd),
         Command::Bench(args) => bench::run(&args),
+        Command::System => system::run(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

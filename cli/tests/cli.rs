@@ -433,3 +433,23 @@ fn bench_reports_every_configuration() {
     assert!(table.starts_with("codec"));
     assert!(table.lines().skip(1).all(|l| l.split_whitespace().nth(4) == Some("1")), "{table}");
 }
+
+#[test]
+fn system_reports_cores_caches_and_overrides() {
+    let out = ok(&strata(&["system"]));
+    for field in ["cores:", "workers:", "nthreads:", "L1d:", "L2:", "L3:", "chunk size:", "block size:", "SIMD:"] {
+        assert!(out.contains(field), "{field} missing from:\n{out}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .arg("system")
+        .env("STRATA_L2", "3M")
+        .env("STRATA_PIN", "0")
+        .env("STRATA_NTHREADS", "1")
+        .output()
+        .unwrap();
+    let text = ok(&out);
+    assert!(text.contains("L2:          3 MiB (env)"), "{text}");
+    assert!(text.contains("(not pinned)"), "{text}");
+    assert!(text.contains("nthreads:    1 "), "{text}");
+    fails_with(&strata(&["system", "extra"]), 2, "unexpected argument");
+}

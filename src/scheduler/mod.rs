@@ -9,7 +9,7 @@
 //!   process-wide runtime that contexts, arrays and the daemon share; [`Runtime::new`] makes a
 //!   separate one to pass around (`Arc<Runtime>`).
 //! * [`topology`]: cores, L1d/L2/L3 sizes (sysfs, CPUID, defaults; `STRATA_L1D`, `STRATA_L2`,
-//!   `STRATA_L3`), the SIMD level, and [`SystemInfo`] (what `strata system` prints).
+//!   `STRATA_L3`), and [`SystemInfo`] (what `strata system` prints).
 //! * [`sizing`]: the chunk size from L3 and the block size from L2.
 //! * [`MIN_PARALLEL_BYTES`] and [`parallel_nthreads`]: when a job is too small to share.
 //!

@@ -378,21 +378,6 @@ fn group_physical(cpus: &[usize], sys_cpu: &Path) -> Option<Vec<usize>> {
     Some(firsts)
 }
 
-/// The best SIMD level the CPU offers the filters: `"avx2"`, `"sse2"` or `"scalar"`.
-#[must_use]
-pub fn simd_level() -> &'static str {
-    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") {
-            return "avx2";
-        }
-        if std::arch::is_x86_feature_detected!("sse2") {
-            return "sse2";
-        }
-    }
-    "scalar"
-}
-
 /// A summary of the machine and of a runtime, for `strata system` and bug reports.
 ///
 /// Its `Display` prints one `name: value` line per field.
@@ -410,8 +395,6 @@ pub struct SystemInfo {
     pub nthreads: usize,
     /// Cache sizes and where they came from.
     pub topology: Topology,
-    /// The SIMD level ([`simd_level`]).
-    pub simd: &'static str,
     /// [`sizing::recommended_chunk_bytes`] for this topology, in bytes.
     pub chunk_bytes: usize,
     /// [`sizing::recommended_block_bytes`] for this topology and typesize 8, in bytes.
@@ -430,7 +413,6 @@ impl SystemInfo {
             pinned: runtime.pinned(),
             nthreads: runtime.nthreads(),
             topology,
-            simd: simd_level(),
             chunk_bytes: sizing::recommended_chunk_bytes(&topology),
             block_bytes: sizing::recommended_block_bytes(&topology, 8),
         }
@@ -491,7 +473,6 @@ impl fmt::Display for SystemInfo {
             human_bytes(t.l3.bytes),
             t.l3.source
         )?;
-        writeln!(f, "SIMD:        {}", self.simd)?;
         writeln!(
             f,
             "chunk size:  {} (recommended)",
@@ -589,7 +570,6 @@ mod tests {
         }
         let cores = Cores::detect();
         assert!(cores.physical >= 1 && cores.physical <= cores.logical.max(cores.physical));
-        assert!(["avx2", "sse2", "scalar"].contains(&simd_level()));
     }
 
     #[cfg(target_arch = "x86_64")]

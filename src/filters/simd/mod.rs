@@ -55,6 +55,16 @@ pub enum Level {
 static DETECTED: AtomicU8 = AtomicU8::new(0);
 
 impl Level {
+    /// The level's name: `scalar`, `sse2` or `avx2`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Scalar => "scalar",
+            Level::Sse2 => "sse2",
+            Level::Avx2 => "avx2",
+        }
+    }
+
     /// All levels, least capable first.
     pub const ALL: [Level; 3] = [Level::Scalar, Level::Sse2, Level::Avx2];
 
