@@ -11,7 +11,9 @@ use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use strata::chunk::{compress, decompress_ctx, max_compressed_len, CParams, Context as ChunkContext, DParams};
+use strata::chunk::{
+    compress, decompress_ctx, max_compressed_len, CParams, Context as ChunkContext, DParams,
+};
 use strata::format::chunk::{filter_id, MAX_BUFFERSIZE};
 
 /// Arguments of `strata bench`. Every list option repeats (`--codec lz4 --codec zstd`); the
@@ -38,6 +40,9 @@ pub struct BenchArgs {
     /// Threads per chunk to sweep; 0 = the runtime's default [default: 1].
     #[arg(long = "nthreads", value_name = "NTHREADS")]
     nthreads: Vec<usize>,
+    /// Block sizes in bytes to sweep; 0 = C-Blosc2's choice [default: 0].
+    #[arg(long = "blocksize", value_name = "BYTES")]
+    blocksizes: Vec<usize>,
     /// Bytes per chunk (the last chunk may be shorter).
     #[arg(long, default_value_t = 4 << 20, value_parser = value_parser!(u64).range(1..=MAX_BUFFERSIZE as u64))]
     chunk_bytes: u64,
@@ -67,27 +72,52 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     }
     let chunk_bytes = usize::try_from(args.chunk_bytes)?;
     let chunks: Vec<&[u8]> = input.data.chunks(chunk_bytes).collect();
-    let codecs = or_default(&args.codecs, &["blosclz", "lz4", "lz4hc", "zlib", "zstd"], parse_codec);
-    let filters = or_default(&args.filters, &["noshuffle", "shuffle", "bitshuffle"], parse_filter);
-    let clevels = if args.clevels.is_empty() { vec![1, 5, 9] } else { args.clevels.clone() };
+    let codecs = or_default(
+        &args.codecs,
+        &["blosclz", "lz4", "lz4hc", "zlib", "zstd"],
+        parse_codec,
+    );
+    let filters = or_default(
+        &args.filters,
+        &["noshuffle", "shuffle", "bitshuffle"],
+        parse_filter,
+    );
+    let clevels = if args.clevels.is_empty() {
+        vec![1, 5, 9]
+    } else {
+        args.clevels.clone()
+    };
     let typesizes: Vec<usize> = if args.typesizes.is_empty() {
         vec![input.typesize.unwrap_or(4)]
     } else {
-        args.typesizes.iter().map(|&t| usize::try_from(t).unwrap_or(usize::MAX)).collect()
+        args.typesizes
+            .iter()
+            .map(|&t| usize::try_from(t).unwrap_or(usize::MAX))
+            .collect()
     };
-    let nthreads = if args.nthreads.is_empty() { vec![1] } else { args.nthreads.clone() };
+    let nthreads = if args.nthreads.is_empty() {
+        vec![1]
+    } else {
+        args.nthreads.clone()
+    };
+    let blocksizes = if args.blocksizes.is_empty() {
+        vec![0]
+    } else {
+        args.blocksizes.clone()
+    };
     let runs = usize::try_from(args.runs)?;
 
     let mut out = std::io::stdout().lock();
     if !args.json {
         writeln!(
             out,
-            "{:<8} {:>6} {:<14} {:>8} {:>8} {:>12} {:>12} {:>8} {:>14} {:>16}",
+            "{:<8} {:>6} {:<14} {:>8} {:>8} {:>9} {:>12} {:>12} {:>8} {:>14} {:>16}",
             "codec",
             "clevel",
             "filter",
             "typesize",
             "nthreads",
+            "blocksize",
             "nbytes",
             "cbytes",
             "cratio",
@@ -95,66 +125,80 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             "decompress GB/s"
         )?;
     }
-    for codec in &codecs {
-        for &clevel in &clevels {
-            for filter in &filters {
-                for &typesize in &typesizes {
-                    for &nthreads in &nthreads {
-                        let (filters, filters_meta) = filter_slots(std::slice::from_ref(filter), typesize)?;
-                        let cparams = CParams {
-                            codec: codec.id,
-                            clevel,
-                            typesize,
-                            filters,
-                            filters_meta,
-                            nthreads,
-                            ..CParams::default()
-                        };
-                        let config = format!(
-                            "{} clevel {clevel} {} typesize {typesize} nthreads {nthreads}",
-                            codec.name, filter.text
-                        );
-                        let lossy = filter.id == filter_id::TRUNC_PREC;
-                        let m = measure(&cparams, &chunks, runs, lossy).with_context(|| format!("{name}: {config}"))?;
-                        let cratio = m.nbytes as f64 / m.cbytes as f64;
-                        let gbps = |t: Duration| m.nbytes as f64 / t.as_secs_f64() / 1e9;
-                        if args.json {
-                            let row = json!({
-                                "codec": codec.name,
-                                "clevel": clevel,
-                                "filter": filter.text,
-                                "typesize": typesize,
-                                "nthreads": nthreads,
-                                "chunk_bytes": chunk_bytes,
-                                "nbytes": m.nbytes,
-                                "cbytes": m.cbytes,
-                                "cratio": cratio,
-                                "compress_gbps": gbps(m.compress),
-                                "decompress_gbps": gbps(m.decompress),
-                            });
-                            writeln!(out, "{row}")?;
-                        } else {
-                            writeln!(
-                                out,
-                                "{:<8} {clevel:>6} {:<14} {typesize:>8} {nthreads:>8} {:>12} {:>12} {cratio:>8.2} {:>14.3} {:>16.3}",
-                                codec.name,
-                                filter.text,
-                                m.nbytes,
-                                m.cbytes,
-                                gbps(m.compress),
-                                gbps(m.decompress)
-                            )?;
-                        }
-                    }
-                }
-            }
+    let (clevels, filters, typesizes, nthreads, blocksizes) =
+        (&clevels, &filters, &typesizes, &nthreads, &blocksizes);
+    let configs = codecs.iter().flat_map(|codec| {
+        clevels.iter().flat_map(move |&clevel| {
+            filters.iter().flat_map(move |filter| {
+                typesizes.iter().flat_map(move |&typesize| {
+                    nthreads.iter().flat_map(move |&nthreads| {
+                        blocksizes.iter().map(move |&blocksize| {
+                            (codec, clevel, filter, typesize, nthreads, blocksize)
+                        })
+                    })
+                })
+            })
+        })
+    });
+    for (codec, clevel, filter, typesize, nthreads, blocksize) in configs {
+        let (filters, filters_meta) = filter_slots(std::slice::from_ref(filter), typesize)?;
+        let cparams = CParams {
+            codec: codec.id,
+            clevel,
+            typesize,
+            filters,
+            filters_meta,
+            nthreads,
+            blocksize,
+            ..CParams::default()
+        };
+        let config = format!(
+            "{} clevel {clevel} {} typesize {typesize} nthreads {nthreads} blocksize {blocksize}",
+            codec.name, filter.text
+        );
+        let lossy = filter.id == filter_id::TRUNC_PREC;
+        let m =
+            measure(&cparams, &chunks, runs, lossy).with_context(|| format!("{name}: {config}"))?;
+        let cratio = m.nbytes as f64 / m.cbytes as f64;
+        let gbps = |t: Duration| m.nbytes as f64 / t.as_secs_f64() / 1e9;
+        if args.json {
+            let row = json!({
+                "codec": codec.name,
+                "clevel": clevel,
+                "filter": filter.text,
+                "typesize": typesize,
+                "nthreads": nthreads,
+                "chunk_bytes": chunk_bytes,
+                "blocksize": blocksize,
+                "nbytes": m.nbytes,
+                "cbytes": m.cbytes,
+                "cratio": cratio,
+                "compress_gbps": gbps(m.compress),
+                "decompress_gbps": gbps(m.decompress),
+            });
+            writeln!(out, "{row}")?;
+        } else {
+            writeln!(
+                out,
+                "{:<8} {clevel:>6} {:<14} {typesize:>8} {nthreads:>8} {blocksize:>9} {:>12} {:>12} {cratio:>8.2} {:>14.3} {:>16.3}",
+                codec.name,
+                filter.text,
+                m.nbytes,
+                m.cbytes,
+                gbps(m.compress),
+                gbps(m.decompress)
+            )?;
         }
     }
     Ok(())
 }
 
 /// The values given, or the defaults parsed with `parse`.
-fn or_default<T: Clone>(given: &[T], defaults: &[&str], parse: fn(&str) -> Result<T, String>) -> Vec<T> {
+fn or_default<T: Clone>(
+    given: &[T],
+    defaults: &[&str],
+    parse: fn(&str) -> Result<T, String>,
+) -> Vec<T> {
     if given.is_empty() {
         defaults.iter().filter_map(|s| parse(s).ok()).collect()
     } else {
@@ -166,8 +210,13 @@ fn or_default<T: Clone>(given: &[T], defaults: &[&str], parse: fn(&str) -> Resul
 /// (checking the round trip unless `lossy`), then `runs` timed passes each way.
 fn measure(cparams: &CParams, chunks: &[&[u8]], runs: usize, lossy: bool) -> Result<Measurement> {
     let ctx = ChunkContext::global();
-    let dparams = DParams { nthreads: cparams.nthreads };
-    let mut compressed: Vec<Vec<u8>> = chunks.iter().map(|c| vec![0u8; max_compressed_len(c.len())]).collect();
+    let dparams = DParams {
+        nthreads: cparams.nthreads,
+    };
+    let mut compressed: Vec<Vec<u8>> = chunks
+        .iter()
+        .map(|c| vec![0u8; max_compressed_len(c.len())])
+        .collect();
     let mut sizes = vec![0usize; chunks.len()];
     compress_all(cparams, chunks, &mut compressed, &mut sizes)?;
     let mut compress_times = Vec::with_capacity(runs);
@@ -176,7 +225,9 @@ fn measure(cparams: &CParams, chunks: &[&[u8]], runs: usize, lossy: bool) -> Res
     }
 
     let mut scratch = vec![0u8; chunks.iter().map(|c| c.len()).max().unwrap_or(0)];
-    for (nchunk, (chunk, (c, &size))) in chunks.iter().zip(compressed.iter().zip(&sizes)).enumerate() {
+    for (nchunk, (chunk, (c, &size))) in
+        chunks.iter().zip(compressed.iter().zip(&sizes)).enumerate()
+    {
         let n = decompress_ctx(&ctx, &dparams, &c[..size], &mut scratch)?;
         if !lossy && scratch[..n] != **chunk {
             bail!("chunk {nchunk} does not decompress to its input");
@@ -198,7 +249,12 @@ fn measure(cparams: &CParams, chunks: &[&[u8]], runs: usize, lossy: bool) -> Res
     })
 }
 
-fn compress_all(cparams: &CParams, chunks: &[&[u8]], out: &mut [Vec<u8>], sizes: &mut [usize]) -> Result<Duration> {
+fn compress_all(
+    cparams: &CParams,
+    chunks: &[&[u8]],
+    out: &mut [Vec<u8>],
+    sizes: &mut [usize],
+) -> Result<Duration> {
     let start = Instant::now();
     for ((chunk, dst), size) in chunks.iter().zip(out.iter_mut()).zip(sizes.iter_mut()) {
         *size = compress(cparams, chunk, dst)?;
@@ -224,8 +280,15 @@ mod tests {
 
     #[test]
     fn median_of_odd_and_even_counts() {
-        let ms = |v: &[u64]| v.iter().map(|&m| Duration::from_millis(m)).collect::<Vec<_>>();
+        let ms = |v: &[u64]| {
+            v.iter()
+                .map(|&m| Duration::from_millis(m))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(median(ms(&[5, 1, 3])), Duration::from_millis(3));
-        assert_eq!(median(ms(&[4, 1, 3, 2])), Duration::from_millis(2) + Duration::from_micros(500));
+        assert_eq!(
+            median(ms(&[4, 1, 3, 2])),
+            Duration::from_millis(2) + Duration::from_micros(500)
+        );
     }
 }

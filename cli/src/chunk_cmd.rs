@@ -1,7 +1,9 @@
 //! `strata chunk ...`: one Blosc2 chunk per file.
 
 use crate::input::read_input;
-use crate::options::{filter_slots, parse_codec, parse_filter, CodecChoice, FilterSpec, SplitArg, Threads};
+use crate::options::{
+    filter_slots, parse_codec, parse_filter, CodecChoice, FilterSpec, SplitArg, Threads,
+};
 use crate::usage_error;
 use anyhow::{Context, Result};
 use clap::{value_parser, Args, Subcommand};
@@ -9,10 +11,13 @@ use serde_json::json;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use strata::chunk::{compress_vec, decompress_vec_ctx, CParams, Context as ChunkContext, DParams, Decoder};
+use strata::chunk::{
+    compress_vec, decompress_vec_ctx, CParams, Context as ChunkContext, DParams, Decoder,
+};
 use strata::format::chunk::{
-    ChunkHeader, B2FLAG_BIGENDIAN, B2FLAG_INSTR_CODEC, B2FLAG_LAZY, B2FLAG_USEDICT, EXTENDED_HEADER_LENGTH,
-    FLAG_BITSHUFFLE, FLAG_DELTA, FLAG_DONT_SPLIT, FLAG_MEMCPYED, FLAG_SHUFFLE, MAX_BUFFERSIZE,
+    ChunkHeader, B2FLAG_BIGENDIAN, B2FLAG_INSTR_CODEC, B2FLAG_LAZY, B2FLAG_USEDICT,
+    EXTENDED_HEADER_LENGTH, FLAG_BITSHUFFLE, FLAG_DELTA, FLAG_DONT_SPLIT, FLAG_MEMCPYED,
+    FLAG_SHUFFLE, MAX_BUFFERSIZE,
 };
 use strata::registry::Registry;
 
@@ -95,24 +100,41 @@ pub struct CompressArgs {
 pub fn run(cmd: ChunkCommand) -> Result<()> {
     match cmd {
         ChunkCommand::Compress(args) => compress(&args),
-        ChunkCommand::Decompress { threads, input, output } => {
+        ChunkCommand::Decompress {
+            threads,
+            input,
+            output,
+        } => {
             let chunk = read(&input)?;
-            let dparams = DParams { nthreads: threads.nthreads };
+            let dparams = DParams {
+                nthreads: threads.nthreads,
+            };
             let data = decompress_vec_ctx(&ChunkContext::global(), &dparams, &chunk)
                 .with_context(|| format!("cannot decompress {}", input.display()))?;
             write(&output, &data)
         }
         ChunkCommand::Info { input, json } => info(&input, json),
-        ChunkCommand::Getitem { threads, input, start, nitems, output } => {
+        ChunkCommand::Getitem {
+            threads,
+            input,
+            start,
+            nitems,
+            output,
+        } => {
             let chunk = read(&input)?;
             let context = || format!("cannot get items from {}", input.display());
             let ctx = ChunkContext::global();
             let decoder = Decoder::new(ctx.registry, &chunk).with_context(context)?;
             // A range beyond the chunk gets no buffer: the library reports it as an index error.
             let h = &decoder.header;
-            let len = nitems.checked_mul(h.typesize).filter(|&n| n <= h.nbytes).unwrap_or(0);
+            let len = nitems
+                .checked_mul(h.typesize)
+                .filter(|&n| n <= h.nbytes)
+                .unwrap_or(0);
             let mut items = vec![0u8; len];
-            decoder.getitem_on(&ctx.runtime, threads.nthreads, start, nitems, &mut items).with_context(context)?;
+            decoder
+                .getitem_on(&ctx.runtime, threads.nthreads, start, nitems, &mut items)
+                .with_context(context)?;
             write(&output, &items)
         }
     }
@@ -132,7 +154,8 @@ fn compress(args: &CompressArgs) -> Result<()> {
         Some(t) => usize::try_from(t).unwrap_or(usize::MAX),
         None => input.typesize.unwrap_or(CParams::default().typesize),
     };
-    let (filters, filters_meta) = filter_slots(&args.filters, typesize).unwrap_or_else(|e| usage_error(e));
+    let (filters, filters_meta) =
+        filter_slots(&args.filters, typesize).unwrap_or_else(|e| usage_error(e));
     let cparams = CParams {
         codec: args.codec.id,
         clevel: args.clevel,
@@ -145,8 +168,8 @@ fn compress(args: &CompressArgs) -> Result<()> {
         nthreads: args.threads.nthreads,
         ..CParams::default()
     };
-    let chunk =
-        compress_vec(&cparams, &input.data).with_context(|| format!("cannot compress {}", args.input.display()))?;
+    let chunk = compress_vec(&cparams, &input.data)
+        .with_context(|| format!("cannot compress {}", args.input.display()))?;
     write(&args.output, &chunk)
 }
 
@@ -162,7 +185,11 @@ fn flag_names(h: &ChunkHeader) -> Vec<String> {
             }
         }
     }
-    for (bit, name) in [(FLAG_MEMCPYED, "memcpyed"), (FLAG_DELTA, "delta"), (FLAG_DONT_SPLIT, "dont_split")] {
+    for (bit, name) in [
+        (FLAG_MEMCPYED, "memcpyed"),
+        (FLAG_DELTA, "delta"),
+        (FLAG_DONT_SPLIT, "dont_split"),
+    ] {
         if h.flags & bit != 0 {
             names.push(name.to_owned());
         }
@@ -179,8 +206,11 @@ fn blosc2_flag_names(h: &ChunkHeader) -> Vec<String> {
         (B2FLAG_LAZY, "lazy"),
         (B2FLAG_INSTR_CODEC, "instr_codec"),
     ];
-    let mut names: Vec<String> =
-        bits.iter().filter(|(bit, _)| h.blosc2_flags & bit != 0).map(|(_, name)| (*name).to_owned()).collect();
+    let mut names: Vec<String> = bits
+        .iter()
+        .filter(|(bit, _)| h.blosc2_flags & bit != 0)
+        .map(|(_, name)| (*name).to_owned())
+        .collect();
     if (h.blosc2_flags >> 4) & 0x07 != 0 {
         names.push(format!("special={}", h.special.name()));
     }
@@ -189,7 +219,8 @@ fn blosc2_flag_names(h: &ChunkHeader) -> Vec<String> {
 
 fn info(path: &Path, as_json: bool) -> Result<()> {
     let chunk = read(path)?;
-    let h = ChunkHeader::parse(&chunk).with_context(|| format!("{}: not a Blosc2 chunk", path.display()))?;
+    let h = ChunkHeader::parse(&chunk)
+        .with_context(|| format!("{}: not a Blosc2 chunk", path.display()))?;
     let registry = Registry::global();
     let filters: Vec<(usize, u8, String, u8)> = h
         .filters
@@ -198,7 +229,9 @@ fn info(path: &Path, as_json: bool) -> Result<()> {
         .enumerate()
         .filter(|(_, (&id, _))| id != 0)
         .map(|(slot, (&id, &meta))| {
-            let name = registry.filter(id).map_or_else(|_| format!("id{id}"), |f| f.name().to_owned());
+            let name = registry
+                .filter(id)
+                .map_or_else(|_| format!("id{id}"), |f| f.name().to_owned());
             (slot, id, name, meta)
         })
         .collect();
@@ -243,15 +276,35 @@ fn info(path: &Path, as_json: bool) -> Result<()> {
     };
     // parse() guarantees cbytes >= the header length.
     let cratio = h.nbytes as f64 / h.cbytes as f64;
-    writeln!(out, "version:      {} (codec format version {}, {}-byte header)", h.version, h.versionlz, h.header_len)?;
-    writeln!(out, "flags:        {:#04x} {}", h.flags, flag_names(&h).join(" "))?;
-    writeln!(out, "blosc2_flags: {:#04x} {}", h.blosc2_flags, blosc2_flag_names(&h).join(" "))?;
+    writeln!(
+        out,
+        "version:      {} (codec format version {}, {}-byte header)",
+        h.version, h.versionlz, h.header_len
+    )?;
+    writeln!(
+        out,
+        "flags:        {:#04x} {}",
+        h.flags,
+        flag_names(&h).join(" ")
+    )?;
+    writeln!(
+        out,
+        "blosc2_flags: {:#04x} {}",
+        h.blosc2_flags,
+        blosc2_flag_names(&h).join(" ")
+    )?;
     writeln!(out, "typesize:     {}", h.typesize)?;
     writeln!(out, "nbytes:       {}", h.nbytes)?;
     writeln!(out, "cbytes:       {} (cratio {cratio:.3})", h.cbytes)?;
     writeln!(out, "blocksize:    {}", h.blocksize)?;
     writeln!(out, "nblocks:      {}", h.nblocks())?;
-    writeln!(out, "codec:        {} (id {}, meta {})", h.codec_name(), h.compcode, h.compcode_meta)?;
+    writeln!(
+        out,
+        "codec:        {} (id {}, meta {})",
+        h.codec_name(),
+        h.compcode,
+        h.compcode_meta
+    )?;
     writeln!(out, "filters:      {filters}")?;
     writeln!(out, "special:      {}", h.special.name())?;
     writeln!(out, "split:        {}", if split { "yes" } else { "no" })?;

@@ -27,16 +27,24 @@ pub struct Input {
 pub fn read_input(path: &Path, limit: u64) -> Result<Input> {
     let name = path.display();
     let file = File::open(path).with_context(|| format!("cannot open {name}"))?;
-    let file_len = file.metadata().with_context(|| format!("cannot read {name}"))?.len();
+    let file_len = file
+        .metadata()
+        .with_context(|| format!("cannot read {name}"))?
+        .len();
     let mut reader = BufReader::new(file);
-    let is_npy = reader.fill_buf().with_context(|| format!("cannot read {name}"))?.starts_with(NPY_MAGIC);
+    let is_npy = reader
+        .fill_buf()
+        .with_context(|| format!("cannot read {name}"))?
+        .starts_with(NPY_MAGIC);
     let (nbytes, typesize) = if is_npy {
-        let header = NpyHeader::from_reader(&mut reader).with_context(|| format!("{name}: bad .npy header"))?;
+        let header = NpyHeader::from_reader(&mut reader)
+            .with_context(|| format!("{name}: bad .npy header"))?;
         if header.order() == Order::Fortran {
             bail!("{name}: the array is in Fortran order; only C-order .npy files are supported");
         }
         let typesize = header.dtype().num_bytes().filter(|&n| n > 0);
-        let typesize = typesize.ok_or_else(|| anyhow!("{name}: the .npy dtype has no item size"))?;
+        let typesize =
+            typesize.ok_or_else(|| anyhow!("{name}: the .npy dtype has no item size"))?;
         let nbytes = u64::try_from(typesize)
             .ok()
             .and_then(|t| header.len().checked_mul(t))
@@ -46,16 +54,28 @@ pub fn read_input(path: &Path, limit: u64) -> Result<Input> {
         (file_len, None)
     };
     if nbytes > limit {
-        let (size, limit) =
-            (usize::try_from(nbytes).unwrap_or(usize::MAX), usize::try_from(limit).unwrap_or(usize::MAX));
-        bail!("{name}: {}", strata::Error::MaxBufsizeExceeded { size, limit });
+        let (size, limit) = (
+            usize::try_from(nbytes).unwrap_or(usize::MAX),
+            usize::try_from(limit).unwrap_or(usize::MAX),
+        );
+        bail!(
+            "{name}: {}",
+            strata::Error::MaxBufsizeExceeded { size, limit }
+        );
     }
     let capacity = usize::try_from(nbytes.min(file_len)).unwrap_or(usize::MAX);
     let mut data = Vec::new();
-    data.try_reserve_exact(capacity).map_err(|_| anyhow!("{name}: cannot allocate {capacity} bytes"))?;
-    reader.take(nbytes).read_to_end(&mut data).with_context(|| format!("cannot read {name}"))?;
+    data.try_reserve_exact(capacity)
+        .map_err(|_| anyhow!("{name}: cannot allocate {capacity} bytes"))?;
+    reader
+        .take(nbytes)
+        .read_to_end(&mut data)
+        .with_context(|| format!("cannot read {name}"))?;
     if is_npy && (data.len() as u64) < nbytes {
-        bail!("{name}: the .npy header announces {nbytes} data bytes, the file holds {}", data.len());
+        bail!(
+            "{name}: the .npy header announces {nbytes} data bytes, the file holds {}",
+            data.len()
+        );
     }
     Ok(Input { data, typesize })
 }

@@ -58,5 +58,7 @@ fn main() -> ExitCode {
 /// the argument checks clap cannot express.
 fn usage_error(msg: impl std::fmt::Display) -> ! {
     use clap::CommandFactory;
-    Cli::command().error(clap::error::ErrorKind::ValueValidation, msg).exit()
+    Cli::command()
+        .error(clap::error::ErrorKind::ValueValidation, msg)
+        .exit()
 }

@@ -21,7 +21,10 @@ pub struct CodecChoice {
 pub fn parse_codec(s: &str) -> Result<CodecChoice, String> {
     let registry = Registry::global();
     match registry.codec_by_name(s) {
-        Ok(codec) => Ok(CodecChoice { id: codec.id(), name: s.to_owned() }),
+        Ok(codec) => Ok(CodecChoice {
+            id: codec.id(),
+            name: s.to_owned(),
+        }),
         Err(_) => {
             let known: Vec<String> = registry
                 .codec_ids()
@@ -72,14 +75,25 @@ pub fn parse_filter(s: &str) -> Result<FilterSpec, String> {
     };
     let meta = match meta {
         None => None,
-        Some(_) if id == filter_id::NOFILTER => return Err(format!("{NOSHUFFLE} takes no meta, got {s:?}")),
+        Some(_) if id == filter_id::NOFILTER => {
+            return Err(format!("{NOSHUFFLE} takes no meta, got {s:?}"))
+        }
         Some(m) if id == filter_id::TRUNC_PREC => {
-            let bits: i8 = m.parse().map_err(|_| format!("trunc_prec meta {m:?} is not an int8 (-128 to 127)"))?;
+            let bits: i8 = m
+                .parse()
+                .map_err(|_| format!("trunc_prec meta {m:?} is not an int8 (-128 to 127)"))?;
             Some(bits.to_le_bytes()[0])
         }
-        Some(m) => Some(m.parse().map_err(|_| format!("{name} meta {m:?} is not 0 to 255"))?),
+        Some(m) => Some(
+            m.parse()
+                .map_err(|_| format!("{name} meta {m:?} is not 0 to 255"))?,
+        ),
     };
-    Ok(FilterSpec { id, meta, text: s.to_owned() })
+    Ok(FilterSpec {
+        id,
+        meta,
+        text: s.to_owned(),
+    })
 }
 
 /// The filter slots for `specs`: slot 0 onwards in the order given, as python-blosc2 fills
@@ -88,13 +102,19 @@ pub fn parse_filter(s: &str) -> Result<FilterSpec, String> {
 ///
 /// # Errors
 /// More than six specs; a bytedelta without meta when the typesize does not fit its meta byte.
-pub fn filter_slots(specs: &[FilterSpec], typesize: usize) -> Result<([u8; MAX_FILTERS], [u8; MAX_FILTERS])> {
+pub fn filter_slots(
+    specs: &[FilterSpec],
+    typesize: usize,
+) -> Result<([u8; MAX_FILTERS], [u8; MAX_FILTERS])> {
     if specs.is_empty() {
         let defaults = CParams::default();
         return Ok((defaults.filters, defaults.filters_meta));
     }
     if specs.len() > MAX_FILTERS {
-        return Err(anyhow!("{} filters given, a chunk has {MAX_FILTERS} filter slots", specs.len()));
+        return Err(anyhow!(
+            "{} filters given, a chunk has {MAX_FILTERS} filter slots",
+            specs.len()
+        ));
     }
     let mut filters = [filter_id::NOFILTER; MAX_FILTERS];
     let mut metas = [0; MAX_FILTERS];
@@ -102,10 +122,14 @@ pub fn filter_slots(specs: &[FilterSpec], typesize: usize) -> Result<([u8; MAX_F
         filters[slot] = spec.id;
         metas[slot] = match spec.meta {
             Some(meta) => meta,
-            None if matches!(spec.id, filter_id::BYTEDELTA | filter_id::BYTEDELTA_BUGGY) => u8::try_from(typesize)
-                .map_err(|_| {
-                    anyhow!("typesize {typesize} does not fit bytedelta's meta byte: give it as {}:N", spec.text)
-                })?,
+            None if matches!(spec.id, filter_id::BYTEDELTA | filter_id::BYTEDELTA_BUGGY) => {
+                u8::try_from(typesize).map_err(|_| {
+                    anyhow!(
+                        "typesize {typesize} does not fit bytedelta's meta byte: give it as {}:N",
+                        spec.text
+                    )
+                })?
+            }
             None => 0,
         };
     }
@@ -172,7 +196,9 @@ mod tests {
         assert!(filter_slots(&[spec("bytedelta")], 300).is_err());
         assert!(parse_filter("trunc_prec:200").is_err());
         assert!(parse_filter("noshuffle:1").is_err());
-        assert!(parse_filter("shuffl").unwrap_err().contains("known: noshuffle, shuffle"));
+        assert!(parse_filter("shuffl")
+            .unwrap_err()
+            .contains("known: noshuffle, shuffle"));
         assert!(filter_slots(&vec![spec("shuffle"); 7], 8).is_err());
     }
 

@@ -11,6 +11,9 @@ use strata::scheduler::SystemInfo;
 /// None today; the signature matches the other subcommands.
 pub fn run() -> Result<()> {
     println!("{}", SystemInfo::detect());
-    println!("SIMD:        {} (shuffle, bitshuffle)", Level::detect().name());
+    println!(
+        "SIMD:        {} (shuffle, bitshuffle)",
+        Level::detect().name()
+    );
     Ok(())
 }

@@ -5,7 +5,10 @@ use std::process::{Command, Output};
 use tempfile::TempDir;
 
 fn strata(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_strata")).args(args).output().expect("the strata binary runs")
+    Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(args)
+        .output()
+        .expect("the strata binary runs")
 }
 
 fn stderr(out: &Output) -> String {
@@ -21,7 +24,11 @@ fn ok(out: &Output) -> String {
 #[track_caller]
 fn fails_with(out: &Output, code: i32, needle: &str) {
     assert_eq!(out.status.code(), Some(code), "stderr: {}", stderr(out));
-    assert!(stderr(out).contains(needle), "{needle:?} not in stderr: {}", stderr(out));
+    assert!(
+        stderr(out).contains(needle),
+        "{needle:?} not in stderr: {}",
+        stderr(out)
+    );
 }
 
 /// 40 000 little-endian u32 values with some structure.
@@ -57,7 +64,12 @@ impl Dir {
         p
     }
     fn path(&self, name: &str) -> String {
-        self.0.path().join(name).to_str().expect("temporary paths are UTF-8").to_owned()
+        self.0
+            .path()
+            .join(name)
+            .to_str()
+            .expect("temporary paths are UTF-8")
+            .to_owned()
     }
 }
 
@@ -95,7 +107,10 @@ fn round_trip_every_codec_and_split_mode() {
             assert_eq!(read(&back), data, "{codec} {split}");
             // LZ4HC writes the LZ4 format: the header's format code says lz4, byte 22 says lz4hc.
             let named = info_json(&chunk)["codec"].as_str().unwrap().to_owned();
-            assert!(named == codec || (codec, named.as_str()) == ("lz4hc", "lz4"), "{codec} chunk named {named}");
+            assert!(
+                named == codec || (codec, named.as_str()) == ("lz4hc", "lz4"),
+                "{codec} chunk named {named}"
+            );
         }
     }
 }
@@ -110,7 +125,10 @@ fn compress_defaults_are_cblosc2_defaults() {
     assert_eq!(info["codec"], "blosclz");
     assert_eq!(info["typesize"], 8);
     assert_eq!(info["version"], 5);
-    assert_eq!(info["filters"], serde_json::json!([{"slot": 5, "id": 1, "name": "shuffle", "meta": 0}]));
+    assert_eq!(
+        info["filters"],
+        serde_json::json!([{"slot": 5, "id": 1, "name": "shuffle", "meta": 0}])
+    );
 }
 
 #[test]
@@ -138,15 +156,40 @@ fn filters_fill_slots_from_zero() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|x| (x["slot"].as_u64().unwrap(), x["name"].as_str().unwrap(), x["meta"].as_u64().unwrap()))
+        .map(|x| {
+            (
+                x["slot"].as_u64().unwrap(),
+                x["name"].as_str().unwrap(),
+                x["meta"].as_u64().unwrap(),
+            )
+        })
         .collect();
-    assert_eq!(slots, [(0, "delta", 0), (1, "shuffle", 0), (2, "bytedelta", 4)]);
+    assert_eq!(
+        slots,
+        [(0, "delta", 0), (1, "shuffle", 0), (2, "bytedelta", 4)]
+    );
     ok(&strata(&["chunk", "decompress", &chunk, &back]));
     assert_eq!(read(&back), data);
 
-    ok(&strata(&["chunk", "compress", "--filter", "noshuffle", &input, &chunk]));
+    ok(&strata(&[
+        "chunk",
+        "compress",
+        "--filter",
+        "noshuffle",
+        &input,
+        &chunk,
+    ]));
     assert_eq!(info_json(&chunk)["filters"], serde_json::json!([]));
-    ok(&strata(&["chunk", "compress", "--typesize", "4", "--filter", "trunc_prec:-3", &input, &chunk]));
+    ok(&strata(&[
+        "chunk",
+        "compress",
+        "--typesize",
+        "4",
+        "--filter",
+        "trunc_prec:-3",
+        &input,
+        &chunk,
+    ]));
     assert_eq!(info_json(&chunk)["filters"][0]["meta"], 253);
 }
 
@@ -156,9 +199,14 @@ fn clevel_zero_and_dict_and_blocksize() {
     let data = sample();
     let input = d.file("in.raw", &data);
     let (chunk, back) = (d.path("c.b2"), d.path("back.raw"));
-    ok(&strata(&["chunk", "compress", "--clevel", "0", &input, &chunk]));
+    ok(&strata(&[
+        "chunk", "compress", "--clevel", "0", &input, &chunk,
+    ]));
     assert_eq!(read(&chunk).len(), data.len() + 32);
-    assert!(info_json(&chunk)["flag_names"].as_array().unwrap().contains(&"memcpyed".into()));
+    assert!(info_json(&chunk)["flag_names"]
+        .as_array()
+        .unwrap()
+        .contains(&"memcpyed".into()));
 
     ok(&strata(&[
         "chunk",
@@ -188,13 +236,44 @@ fn threads_change_nothing_but_speed() {
     let data = sample();
     let input = d.file("in.raw", &data);
     let (one, many, back) = (d.path("one.b2"), d.path("many.b2"), d.path("back.raw"));
-    let args = ["chunk", "compress", "--codec", "zstd", "--typesize", "4", "--blocksize", "4096"];
-    ok(&strata(&[&args[..], &["--nthreads", "1", &input, &one]].concat()));
-    ok(&strata(&[&args[..], &["--nthreads", "2", &input, &many]].concat()));
+    let args = [
+        "chunk",
+        "compress",
+        "--codec",
+        "zstd",
+        "--typesize",
+        "4",
+        "--blocksize",
+        "4096",
+    ];
+    ok(&strata(
+        &[&args[..], &["--nthreads", "1", &input, &one]].concat(),
+    ));
+    ok(&strata(
+        &[&args[..], &["--nthreads", "2", &input, &many]].concat(),
+    ));
     assert_eq!(read(&one), read(&many));
-    ok(&strata(&["chunk", "decompress", "--nthreads", "2", &many, &back]));
+    ok(&strata(&[
+        "chunk",
+        "decompress",
+        "--nthreads",
+        "2",
+        &many,
+        &back,
+    ]));
     assert_eq!(read(&back), data);
-    ok(&strata(&["chunk", "getitem", "--nthreads", "0", &many, "--start", "3", "--nitems", "30000", &back]));
+    ok(&strata(&[
+        "chunk",
+        "getitem",
+        "--nthreads",
+        "0",
+        &many,
+        "--start",
+        "3",
+        "--nitems",
+        "30000",
+        &back,
+    ]));
     assert_eq!(read(&back), &data[12..120_012]);
 }
 
@@ -203,7 +282,16 @@ fn info_text_names_every_field() {
     let d = Dir::new();
     let input = d.file("in.raw", &sample());
     let chunk = d.path("c.b2");
-    ok(&strata(&["chunk", "compress", "--codec", "zstd", "--typesize", "4", &input, &chunk]));
+    ok(&strata(&[
+        "chunk",
+        "compress",
+        "--codec",
+        "zstd",
+        "--typesize",
+        "4",
+        &input,
+        &chunk,
+    ]));
     let text = ok(&strata(&["chunk", "info", &chunk]));
     for field in [
         "version:",
@@ -254,11 +342,26 @@ fn getitem_matches_slices() {
             &nitems.to_string(),
             &items,
         ]));
-        assert_eq!(read(&items), &data[start * 4..(start + nitems) * 4], "start {start} nitems {nitems}");
+        assert_eq!(
+            read(&items),
+            &data[start * 4..(start + nitems) * 4],
+            "start {start} nitems {nitems}"
+        );
     }
-    let out = strata(&["chunk", "getitem", &chunk, "--start", "39999", "--nitems", "2", &items]);
+    let out = strata(&[
+        "chunk", "getitem", &chunk, "--start", "39999", "--nitems", "2", &items,
+    ]);
     fails_with(&out, 1, "index out of range");
-    let out = strata(&["chunk", "getitem", &chunk, "--start", "0", "--nitems", &u64::MAX.to_string(), &items]);
+    let out = strata(&[
+        "chunk",
+        "getitem",
+        &chunk,
+        "--start",
+        "0",
+        "--nitems",
+        &u64::MAX.to_string(),
+        &items,
+    ]);
     fails_with(&out, 1, "index out of range");
 }
 
@@ -268,15 +371,27 @@ fn npy_input_gives_the_typesize() {
     let data = sample();
     let input = d.file("a.npy", &npy("'<f4'", "(200, 200)", false, &data));
     let (chunk, back) = (d.path("c.b2"), d.path("back.raw"));
-    ok(&strata(&["chunk", "compress", "--codec", "lz4", &input, &chunk]));
+    ok(&strata(&[
+        "chunk", "compress", "--codec", "lz4", &input, &chunk,
+    ]));
     assert_eq!(info_json(&chunk)["typesize"], 4);
     ok(&strata(&["chunk", "decompress", &chunk, &back]));
     assert_eq!(read(&back), data);
     // An explicit typesize wins.
-    ok(&strata(&["chunk", "compress", "--typesize", "2", &input, &chunk]));
+    ok(&strata(&[
+        "chunk",
+        "compress",
+        "--typesize",
+        "2",
+        &input,
+        &chunk,
+    ]));
     assert_eq!(info_json(&chunk)["typesize"], 2);
     // Structured dtypes count all their bytes.
-    let rec = d.file("rec.npy", &npy("[('a', '<i8'), ('b', '<f4')]", "(4,)", false, &[7; 48]));
+    let rec = d.file(
+        "rec.npy",
+        &npy("[('a', '<i8'), ('b', '<f4')]", "(4,)", false, &[7; 48]),
+    );
     ok(&strata(&["chunk", "compress", &rec, &chunk]));
     assert_eq!(info_json(&chunk)["typesize"], 12);
 }
@@ -287,11 +402,23 @@ fn bad_npy_files_are_runtime_errors() {
     let data = sample();
     let chunk = d.path("c.b2");
     let fortran = d.file("f.npy", &npy("'<f4'", "(200, 200)", true, &data));
-    fails_with(&strata(&["chunk", "compress", &fortran, &chunk]), 1, "Fortran order");
+    fails_with(
+        &strata(&["chunk", "compress", &fortran, &chunk]),
+        1,
+        "Fortran order",
+    );
     let short = d.file("short.npy", &npy("'<f4'", "(200, 201)", false, &data));
-    fails_with(&strata(&["chunk", "compress", &short, &chunk]), 1, "short.npy: the .npy header announces");
+    fails_with(
+        &strata(&["chunk", "compress", &short, &chunk]),
+        1,
+        "short.npy: the .npy header announces",
+    );
     let garbage = d.file("g.npy", b"\x93NUMPY\x01\x00\xff\xffnot a dict");
-    fails_with(&strata(&["chunk", "compress", &garbage, &chunk]), 1, "g.npy: bad .npy header");
+    fails_with(
+        &strata(&["chunk", "compress", &garbage, &chunk]),
+        1,
+        "g.npy: bad .npy header",
+    );
 }
 
 #[test]
@@ -299,9 +426,16 @@ fn input_over_the_chunk_limit_names_it() {
     let d = Dir::new();
     let big = d.path("big.raw");
     // Sparse: refused before a byte is read.
-    std::fs::File::create(&big).unwrap().set_len(2_147_483_616).unwrap();
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(2_147_483_616)
+        .unwrap();
     let out = strata(&["chunk", "compress", &big, &d.path("c.b2")]);
-    fails_with(&out, 1, "big.raw: 2147483616 bytes exceed the Blosc2 chunk limit of 2147483615 bytes");
+    fails_with(
+        &out,
+        1,
+        "big.raw: 2147483616 bytes exceed the Blosc2 chunk limit of 2147483615 bytes",
+    );
 }
 
 #[test]
@@ -316,10 +450,26 @@ fn usage_errors_exit_2() {
         &["chunk", "compress", "--codec", "snappy", &input, &out],
         &["chunk", "compress", "--clevel", "10", &input, &out],
         &["chunk", "compress", "--filter", "shufle", &input, &out],
-        &["chunk", "compress", "--filter", "trunc_prec:300", &input, &out],
-        &["chunk", "compress", "--splitmode", "sometimes", &input, &out],
+        &[
+            "chunk",
+            "compress",
+            "--filter",
+            "trunc_prec:300",
+            &input,
+            &out,
+        ],
+        &[
+            "chunk",
+            "compress",
+            "--splitmode",
+            "sometimes",
+            &input,
+            &out,
+        ],
         &["chunk", "compress", "--typesize", "0", &input, &out],
-        &["chunk", "getitem", &out, "--start", "-1", "--nitems", "1", &out],
+        &[
+            "chunk", "getitem", &out, "--start", "-1", "--nitems", "1", &out,
+        ],
         &["bench", &input, "--runs", "0"],
     ];
     for args in cases {
@@ -344,11 +494,19 @@ fn missing_and_unwritable_files_are_named() {
         };
         fails_with(&out, 1, "missing.b2");
     }
-    fails_with(&strata(&["chunk", "compress", &missing, &d.path("o")]), 1, "cannot open");
+    fails_with(
+        &strata(&["chunk", "compress", &missing, &d.path("o")]),
+        1,
+        "cannot open",
+    );
     fails_with(&strata(&["bench", &missing]), 1, "missing.b2");
     let input = d.file("in.raw", &sample());
     let nowhere = d.path("no/such/dir/c.b2");
-    fails_with(&strata(&["chunk", "compress", &input, &nowhere]), 1, "cannot write");
+    fails_with(
+        &strata(&["chunk", "compress", &input, &nowhere]),
+        1,
+        "cannot write",
+    );
     let empty = d.file("empty.raw", b"");
     fails_with(&strata(&["bench", &empty]), 1, "empty.raw");
 }
@@ -358,7 +516,18 @@ fn corrupt_chunks_fail_cleanly() {
     let d = Dir::new();
     let input = d.file("in.raw", &sample());
     let chunk = d.path("c.b2");
-    ok(&strata(&["chunk", "compress", "--codec", "zstd", "--typesize", "4", "--blocksize", "16384", &input, &chunk]));
+    ok(&strata(&[
+        "chunk",
+        "compress",
+        "--codec",
+        "zstd",
+        "--typesize",
+        "4",
+        "--blocksize",
+        "16384",
+        &input,
+        &chunk,
+    ]));
     let good = read(&chunk);
     let truncated = d.file("t.b2", &good[..good.len() / 2]);
     for sub in ["decompress", "info"] {
@@ -370,7 +539,12 @@ fn corrupt_chunks_fail_cleanly() {
         fails_with(&out, 1, "truncated");
     }
     fails_with(
-        &strata(&["chunk", "decompress", &d.file("n.b2", b"not a chunk at all, not at all!!"), &d.path("o")]),
+        &strata(&[
+            "chunk",
+            "decompress",
+            &d.file("n.b2", b"not a chunk at all, not at all!!"),
+            &d.path("o"),
+        ]),
         1,
         "n.b2",
     );
@@ -382,16 +556,33 @@ fn corrupt_chunks_fail_cleanly() {
         state ^= state >> 7;
         state ^= state << 17;
         let mut bad = good.clone();
-        let at = if i < 40 { i } else { usize::try_from(state % good.len() as u64).unwrap() };
+        let at = if i < 40 {
+            i
+        } else {
+            usize::try_from(state % good.len() as u64).unwrap()
+        };
         bad[at] ^= u8::try_from(state >> 56).unwrap() | 1;
         let bad_path = d.file("bad.b2", &bad);
         for sub in ["decompress", "getitem"] {
             let out = if sub == "getitem" {
-                strata(&["chunk", sub, &bad_path, "--start", "100", "--nitems", "9000", &d.path("o")])
+                strata(&[
+                    "chunk",
+                    sub,
+                    &bad_path,
+                    "--start",
+                    "100",
+                    "--nitems",
+                    "9000",
+                    &d.path("o"),
+                ])
             } else {
                 strata(&["chunk", sub, &bad_path, &d.path("o")])
             };
-            assert!(matches!(out.status.code(), Some(0 | 1)), "{sub}, byte {at} flipped: {}", stderr(&out));
+            assert!(
+                matches!(out.status.code(), Some(0 | 1)),
+                "{sub}, byte {at} flipped: {}",
+                stderr(&out)
+            );
         }
     }
 }
@@ -401,10 +592,21 @@ fn bench_reports_every_configuration() {
     let d = Dir::new();
     let input = d.file("a.npy", &npy("'<u4'", "(40000,)", false, &sample()));
     let sweep = "--codec lz4 --codec zstd --clevel 1 --filter shuffle --filter bitshuffle --nthreads 1 --nthreads 2";
-    let mut args = vec!["bench", &input, "--json", "--chunk-bytes", "65536", "--runs", "1"];
+    let mut args = vec![
+        "bench",
+        &input,
+        "--json",
+        "--chunk-bytes",
+        "65536",
+        "--runs",
+        "1",
+    ];
     args.extend(sweep.split(' '));
     let out = ok(&strata(&args));
-    let rows: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let rows: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(rows.len(), 8);
     let keys = [
         "codec",
@@ -424,20 +626,49 @@ fn bench_reports_every_configuration() {
         assert_eq!(row["typesize"], 4);
         assert_eq!(row["chunk_bytes"], 65536);
     }
-    let nthreads: Vec<_> = rows.iter().map(|r| r["nthreads"].as_u64().unwrap()).collect();
+    let nthreads: Vec<_> = rows
+        .iter()
+        .map(|r| r["nthreads"].as_u64().unwrap())
+        .collect();
     assert_eq!(nthreads, [1, 2, 1, 2, 1, 2, 1, 2]);
     // One thread unless asked.
-    let table =
-        ok(&strata(&["bench", &input, "--codec", "blosclz", "--clevel", "5", "--typesize", "2", "--runs", "1"]));
+    let table = ok(&strata(&[
+        "bench",
+        &input,
+        "--codec",
+        "blosclz",
+        "--clevel",
+        "5",
+        "--typesize",
+        "2",
+        "--runs",
+        "1",
+    ]));
     assert_eq!(table.lines().count(), 4, "{table}");
     assert!(table.starts_with("codec"));
-    assert!(table.lines().skip(1).all(|l| l.split_whitespace().nth(4) == Some("1")), "{table}");
+    assert!(
+        table
+            .lines()
+            .skip(1)
+            .all(|l| l.split_whitespace().nth(4) == Some("1")),
+        "{table}"
+    );
 }
 
 #[test]
 fn system_reports_cores_caches_and_overrides() {
     let out = ok(&strata(&["system"]));
-    for field in ["cores:", "workers:", "nthreads:", "L1d:", "L2:", "L3:", "chunk size:", "block size:", "SIMD:"] {
+    for field in [
+        "cores:",
+        "workers:",
+        "nthreads:",
+        "L1d:",
+        "L2:",
+        "L3:",
+        "chunk size:",
+        "block size:",
+        "SIMD:",
+    ] {
         assert!(out.contains(field), "{field} missing from:\n{out}");
     }
     let out = Command::new(env!("CARGO_BIN_EXE_strata"))
