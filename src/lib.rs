@@ -21,8 +21,8 @@
 pub mod chunk;
 pub mod codecs;
 pub mod error;
-pub mod filters;
 pub mod ffi;
+pub mod filters;
 pub mod format;
 pub mod registry;
 pub mod scheduler;

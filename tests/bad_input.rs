@@ -11,8 +11,8 @@
 //! −11 INVALID_HEADER, −17 RUN_LENGTH, −18 FILTER_PIPELINE, −33 INVALID_INDEX.
 
 use strata::chunk::{
-    compress_vec, decompress, decompress_vec, decompress_vec_ctx, getitem, CParams, Context, DParams, Decoder,
-    SplitMode,
+    compress_vec, decompress, decompress_vec, decompress_vec_ctx, getitem, CParams, Context,
+    DParams, Decoder, SplitMode,
 };
 use strata::format::chunk::{ChunkHeader, MAX_BLOCKSIZE, MAX_BUFFERSIZE, MAX_DICT_SIZE};
 use strata::registry::Registry;
@@ -49,7 +49,11 @@ fn assert_all_fail(chunk: &[u8], want: i32, what: &str) {
     assert_eq!(dcode(chunk), want, "decompress: {what}");
     assert_eq!(code(decompress_vec(chunk)), want, "decompress_vec: {what}");
     let mut item = [0u8; 256];
-    assert_eq!(code(getitem(chunk, 0, 1, &mut item)), want, "getitem: {what}");
+    assert_eq!(
+        code(getitem(chunk, 0, 1, &mut item)),
+        want,
+        "getitem: {what}"
+    );
 }
 
 fn set_i32(c: &mut [u8], at: usize, v: i32) {
@@ -83,7 +87,18 @@ fn field(n: usize, seed: u32) -> Vec<u8> {
 
 /// Text-like data zstd can train a dictionary on.
 fn text(n: usize) -> Vec<u8> {
-    let words = ["temperature", "pressure", "humidity", "wind", "grid", "cell", "lat", "lon", "2024", "-12.5"];
+    let words = [
+        "temperature",
+        "pressure",
+        "humidity",
+        "wind",
+        "grid",
+        "cell",
+        "lat",
+        "lon",
+        "2024",
+        "-12.5",
+    ];
     let mut out = Vec::with_capacity(n);
     let mut i = 0usize;
     while out.len() < n {
@@ -111,14 +126,29 @@ impl Case {
 /// Compresses `data` and checks the chunk round-trips.
 fn case(name: &str, cparams: &CParams, data: Vec<u8>) -> Case {
     let chunk = compress_vec(cparams, &data).unwrap();
-    assert_eq!(decompress_vec(&chunk).unwrap(), data, "{name} does not round-trip");
-    Case { name: name.to_string(), chunk, data }
+    assert_eq!(
+        decompress_vec(&chunk).unwrap(),
+        data,
+        "{name} does not round-trip"
+    );
+    Case {
+        name: name.to_string(),
+        chunk,
+        data,
+    }
 }
 
 /// LZ4 chunks with real LZ4 streams: LZ4HC writes the same block format and only header
 /// byte 22 tells them apart.
 fn lz4_via_lz4hc(name: &str, cparams: &CParams, data: Vec<u8>) -> Case {
-    let mut c = case(name, &CParams { codec: 2, ..cparams.clone() }, data);
+    let mut c = case(
+        name,
+        &CParams {
+            codec: 2,
+            ..cparams.clone()
+        },
+        data,
+    );
     assert_eq!(c.chunk[22], 2);
     c.chunk[22] = 1;
     assert_eq!(decompress_vec(&c.chunk).unwrap(), c.data);
@@ -141,15 +171,43 @@ fn regular_cases() -> Vec<Case> {
             ("delta", DELTA_SHUFFLE),
             ("bytedelta", SHUFFLE_BYTEDELTA),
         ] {
-            let cp = CParams { codec, typesize: 4, blocksize: 1024, filters, ..CParams::default() };
-            v.push(case(&format!("codec{codec}-{fname}"), &cp, field(4000, u32::from(codec))));
+            let cp = CParams {
+                codec,
+                typesize: 4,
+                blocksize: 1024,
+                filters,
+                ..CParams::default()
+            };
+            v.push(case(
+                &format!("codec{codec}-{fname}"),
+                &cp,
+                field(4000, u32::from(codec)),
+            ));
         }
     }
-    let cp = CParams { typesize: 4, blocksize: 1024, splitmode: SplitMode::Always, ..CParams::default() };
+    let cp = CParams {
+        typesize: 4,
+        blocksize: 1024,
+        splitmode: SplitMode::Always,
+        ..CParams::default()
+    };
     v.push(lz4_via_lz4hc("codec1-shuffle-split", &cp, field(4000, 1)));
-    v.push(lz4_via_lz4hc("codec1-nofilter", &CParams { filters: [0; 6], ..cp.clone() }, field(3000, 7)));
+    v.push(lz4_via_lz4hc(
+        "codec1-nofilter",
+        &CParams {
+            filters: [0; 6],
+            ..cp.clone()
+        },
+        field(3000, 7),
+    ));
     for typesize in [1usize, 2, 8, 3] {
-        let cp = CParams { codec: 5, typesize, blocksize: 960, splitmode: SplitMode::Always, ..CParams::default() };
+        let cp = CParams {
+            codec: 5,
+            typesize,
+            blocksize: 960,
+            splitmode: SplitMode::Always,
+            ..CParams::default()
+        };
         v.push(case(&format!("zstd-ts{typesize}"), &cp, field(3000, 11)));
     }
     v.push(dict_case());
@@ -162,20 +220,41 @@ fn regular_cases() -> Vec<Case> {
 
 /// A zstd chunk with a trained dictionary.
 fn dict_case() -> Case {
-    let cp = CParams { codec: 5, typesize: 1, blocksize: 4096, use_dict: true, ..CParams::default() };
+    let cp = CParams {
+        codec: 5,
+        typesize: 1,
+        blocksize: 4096,
+        use_dict: true,
+        ..CParams::default()
+    };
     let c = case("zstd-dict", &cp, text(40_000));
     assert_eq!(c.chunk[31] & 0x01, 1, "no dictionary was trained");
     c
 }
 
 fn memcpyed_case() -> Case {
-    let c = case("memcpyed", &CParams { clevel: 0, typesize: 4, ..CParams::default() }, field(400, 3));
+    let c = case(
+        "memcpyed",
+        &CParams {
+            clevel: 0,
+            typesize: 4,
+            ..CParams::default()
+        },
+        field(400, 3),
+    );
     assert_eq!(c.chunk[2] & 0x02, 0x02);
     c
 }
 
 fn zero_case() -> Case {
-    let c = case("zeros", &CParams { typesize: 4, ..CParams::default() }, vec![0u8; 4096]);
+    let c = case(
+        "zeros",
+        &CParams {
+            typesize: 4,
+            ..CParams::default()
+        },
+        vec![0u8; 4096],
+    );
     assert_eq!(c.header().special, strata::format::chunk::SpecialType::Zero);
     assert_eq!(c.chunk.len(), 32);
     c
@@ -213,13 +292,23 @@ fn layout(c: &Case) -> Layout {
     if h.use_dict() {
         data_start += 4 + usize::try_from(get_i32(&c.chunk, data_start)).unwrap();
     }
-    let bstarts: Vec<usize> =
-        (0..nblocks).map(|b| usize::try_from(get_i32(&c.chunk, h.header_len + 4 * b)).unwrap()).collect();
+    let bstarts: Vec<usize> = (0..nblocks)
+        .map(|b| usize::try_from(get_i32(&c.chunk, h.header_len + 4 * b)).unwrap())
+        .collect();
     let mut ends: Vec<usize> = bstarts[1..].to_vec();
     ends.push(h.cbytes);
     assert_eq!(bstarts[0], data_start, "{}", c.name);
-    assert!(bstarts.windows(2).all(|w| w[0] < w[1]), "{}: blocks out of order", c.name);
-    Layout { nblocks, data_start, bstarts, ends }
+    assert!(
+        bstarts.windows(2).all(|w| w[0] < w[1]),
+        "{}: blocks out of order",
+        c.name
+    );
+    Layout {
+        nblocks,
+        data_start,
+        bstarts,
+        ends,
+    }
 }
 
 /// The first stream record of the last block: (offset, csize, neblock of that stream).
@@ -236,10 +325,18 @@ fn last_block_first_stream(c: &Case) -> (usize, i32, usize) {
 
 #[test]
 fn cases_are_valid() {
-    let all: Vec<Case> = regular_cases().into_iter().chain([memcpyed_case(), zero_case()]).collect();
+    let all: Vec<Case> = regular_cases()
+        .into_iter()
+        .chain([memcpyed_case(), zero_case()])
+        .collect();
     for c in &all {
         let mut dst = vec![0u8; c.data.len()];
-        assert_eq!(decompress(&c.chunk, &mut dst).unwrap(), c.data.len(), "{}", c.name);
+        assert_eq!(
+            decompress(&c.chunk, &mut dst).unwrap(),
+            c.data.len(),
+            "{}",
+            c.name
+        );
         assert_eq!(dst, c.data, "{}", c.name);
     }
 }
@@ -254,18 +351,42 @@ fn truncated_at_every_length_is_read_buffer() {
     let all: Vec<Case> = regular_cases()
         .into_iter()
         .chain([memcpyed_case(), zero_case()])
-        .chain([Case { name: "value".into(), chunk: special(3, 4, 400, &[1, 2, 3, 4]), data: vec![] }])
+        .chain([Case {
+            name: "value".into(),
+            chunk: special(3, 4, 400, &[1, 2, 3, 4]),
+            data: vec![],
+        }])
         .collect();
     let mut dst = vec![0u8; 1 << 16];
     let mut item = [0u8; 8];
     for c in &all {
         for len in 0..c.chunk.len() {
             let cut = &c.chunk[..len];
-            assert_eq!(code(decompress(cut, &mut dst)), -5, "{} cut at {len}", c.name);
-            assert_eq!(code(getitem(cut, 0, 1, &mut item)), -5, "{} cut at {len}", c.name);
-            assert_eq!(code(Decoder::new(Registry::global(), cut)), -5, "{} cut at {len}", c.name);
+            assert_eq!(
+                code(decompress(cut, &mut dst)),
+                -5,
+                "{} cut at {len}",
+                c.name
+            );
+            assert_eq!(
+                code(getitem(cut, 0, 1, &mut item)),
+                -5,
+                "{} cut at {len}",
+                c.name
+            );
+            assert_eq!(
+                code(Decoder::new(Registry::global(), cut)),
+                -5,
+                "{} cut at {len}",
+                c.name
+            );
         }
-        assert_eq!(code(decompress_vec(&c.chunk[..c.chunk.len() - 1])), -5, "{}", c.name);
+        assert_eq!(
+            code(decompress_vec(&c.chunk[..c.chunk.len() - 1])),
+            -5,
+            "{}",
+            c.name
+        );
     }
 }
 
@@ -289,8 +410,18 @@ fn truncated_with_consistent_cbytes() {
                     -5
                 }
             };
-            assert_eq!(dcode(&cut), want, "{} cut at {len} (cbytes patched)", c.name);
-            assert_eq!(code(decompress_vec(&cut)), want, "{} cut at {len} (cbytes patched)", c.name);
+            assert_eq!(
+                dcode(&cut),
+                want,
+                "{} cut at {len} (cbytes patched)",
+                c.name
+            );
+            assert_eq!(
+                code(decompress_vec(&cut)),
+                want,
+                "{} cut at {len} (cbytes patched)",
+                c.name
+            );
         }
     }
     // A memcpyed chunk must hold all nbytes.
@@ -337,7 +468,12 @@ fn lying_nbytes() {
             let last_item = (h.nbytes - 1) / h.typesize - 1;
             let mut item = [0u8; 8];
             if last_item * h.typesize >= (l.nblocks - 1) * h.blocksize {
-                assert_eq!(code(getitem(&m, last_item, 1, &mut item)), -3, "{}: nbytes - 1, getitem", c.name);
+                assert_eq!(
+                    code(getitem(&m, last_item, 1, &mut item)),
+                    -3,
+                    "{}: nbytes - 1, getitem",
+                    c.name
+                );
             }
         }
     }
@@ -352,7 +488,10 @@ fn lying_nbytes() {
 
 #[test]
 fn lying_cbytes() {
-    for c in regular_cases().into_iter().chain([memcpyed_case(), zero_case()]) {
+    for c in regular_cases()
+        .into_iter()
+        .chain([memcpyed_case(), zero_case()])
+    {
         let len = c.chunk.len();
         let mut m = c.chunk.clone();
         for bad in [i32_of(len) + 1, i32_of(len) + 4096, i32::MAX] {
@@ -368,7 +507,12 @@ fn lying_cbytes() {
     for c in regular_cases() {
         let mut m = c.chunk.clone();
         m.extend_from_slice(&[0xff; 100]);
-        assert_eq!(decompress_vec(&m).unwrap(), c.data, "{}: trailing bytes", c.name);
+        assert_eq!(
+            decompress_vec(&m).unwrap(),
+            c.data,
+            "{}: trailing bytes",
+            c.name
+        );
     }
 }
 
@@ -377,13 +521,23 @@ fn lying_blocksize() {
     for c in regular_cases().into_iter().chain([memcpyed_case()]) {
         let h = c.header();
         let mut m = c.chunk.clone();
-        for bad in [0, -1, i32::MIN, i32_of(h.nbytes) + 1, i32_of(MAX_BLOCKSIZE) + 1, i32::MAX] {
+        for bad in [
+            0,
+            -1,
+            i32::MIN,
+            i32_of(h.nbytes) + 1,
+            i32_of(MAX_BLOCKSIZE) + 1,
+            i32::MAX,
+        ] {
             set_i32(&mut m, 8, bad);
             assert_all_fail(&m, -11, &format!("{}: blocksize {bad}", c.name));
         }
     }
     // Half the block size: twice the bstarts, which then run over the first stream.
-    for c in regular_cases().into_iter().filter(|c| !c.header().use_dict()) {
+    for c in regular_cases()
+        .into_iter()
+        .filter(|c| !c.header().use_dict())
+    {
         let mut m = c.chunk.clone();
         set_i32(&mut m, 8, i32_of(c.header().blocksize / 2));
         assert_all_fail(&m, -11, &format!("{}: blocksize / 2", c.name));
@@ -418,11 +572,22 @@ fn bstarts_out_of_range() {
         for nblock in [0, l.nblocks - 1] {
             let at = h.header_len + 4 * nblock;
             let mut m = c.chunk.clone();
-            let before = [0, 16, 31, i32_of(h.header_len + 4 * nblock), i32_of(l.data_start) - 1];
+            let before = [
+                0,
+                16,
+                31,
+                i32_of(h.header_len + 4 * nblock),
+                i32_of(l.data_start) - 1,
+            ];
             let past = [i32_of(h.cbytes), i32_of(h.cbytes) + 1, i32::MAX];
             for bad in before.into_iter().chain(past).chain([-1, i32::MIN]) {
                 set_i32(&mut m, at, bad);
-                assert_eq!(code(decompress_vec(&m)), -11, "{}: bstarts[{nblock}] = {bad}", c.name);
+                assert_eq!(
+                    code(decompress_vec(&m)),
+                    -11,
+                    "{}: bstarts[{nblock}] = {bad}",
+                    c.name
+                );
                 // getitem reads only the blocks it needs.
                 let mut item = [0u8; 8];
                 let first_item = nblock * h.blocksize / h.typesize;
@@ -435,7 +600,12 @@ fn bstarts_out_of_range() {
             }
             // The last byte of the chunk: room for no stream size.
             set_i32(&mut m, at, i32_of(h.cbytes) - 1);
-            assert_eq!(code(decompress_vec(&m)), -5, "{}: bstarts[{nblock}] = cbytes - 1", c.name);
+            assert_eq!(
+                code(decompress_vec(&m)),
+                -5,
+                "{}: bstarts[{nblock}] = cbytes - 1",
+                c.name
+            );
         }
     }
 }
@@ -510,7 +680,10 @@ fn blosc1_snappy_format_code_is_codec_support() {
 
 #[test]
 fn lazy_and_instrumented_chunks_are_rejected() {
-    for c in regular_cases().into_iter().chain([memcpyed_case(), zero_case()]) {
+    for c in regular_cases()
+        .into_iter()
+        .chain([memcpyed_case(), zero_case()])
+    {
         for flag in [0x08u8, 0x80] {
             let mut m = c.chunk.clone();
             m[31] |= flag;
@@ -542,11 +715,27 @@ fn dictionary_size_lies() {
     }
     // The dict flag on a chunk whose bstarts end where the streams start: the first stream
     // size is read as the dict size.
-    let mut plain =
-        case("zstd", &CParams { codec: 5, typesize: 4, blocksize: 1024, ..CParams::default() }, field(4000, 2)).chunk;
+    let mut plain = case(
+        "zstd",
+        &CParams {
+            codec: 5,
+            typesize: 4,
+            blocksize: 1024,
+            ..CParams::default()
+        },
+        field(4000, 2),
+    )
+    .chunk;
     plain[31] |= 0x01;
     let r = decompress_vec(&plain);
-    assert!(matches!(r.as_ref().map_err(strata::Error::code), Err(-9 | -5 | -11 | -3)), "{:?}", r.err());
+    assert!(
+        matches!(
+            r.as_ref().map_err(strata::Error::code),
+            Err(-9 | -5 | -11 | -3)
+        ),
+        "{:?}",
+        r.err()
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -556,18 +745,34 @@ fn dictionary_size_lies() {
 fn special_chunks_with_bad_sizes() {
     // NaN needs typesize 4 or 8.
     for ts in [1u8, 2, 3, 5, 16] {
-        assert_all_fail(&special(2, ts, usize::from(ts) * 10, &[]), -17, &format!("NaN typesize {ts}"));
+        assert_all_fail(
+            &special(2, ts, usize::from(ts) * 10, &[]),
+            -17,
+            &format!("NaN typesize {ts}"),
+        );
     }
     // NaN and uninit need whole items.
     assert_all_fail(&special(2, 4, 402, &[]), -17, "NaN nbytes % 4");
     assert_all_fail(&special(4, 4, 402, &[]), -17, "uninit nbytes % 4");
     // A value chunk repeats whole values; it needs one.
-    assert_all_fail(&special(3, 4, 402, &[1, 2, 3, 4]), -17, "value nbytes % item");
+    assert_all_fail(
+        &special(3, 4, 402, &[1, 2, 3, 4]),
+        -17,
+        "value nbytes % item",
+    );
     assert_all_fail(&special(3, 4, 400, &[]), -17, "value without a value");
-    assert_all_fail(&special(3, 3, 400, &[1, 2, 3]), -17, "value of 3 bytes, 400 bytes");
+    assert_all_fail(
+        &special(3, 3, 400, &[1, 2, 3]),
+        -17,
+        "value of 3 bytes, 400 bytes",
+    );
     // The reserved kinds 5 to 7.
     for kind in 5u8..=7 {
-        assert_all_fail(&special(kind, 4, 400, &[]), -11, &format!("special kind {kind}"));
+        assert_all_fail(
+            &special(kind, 4, 400, &[]),
+            -11,
+            &format!("special kind {kind}"),
+        );
     }
     // The value stored after the header must be there.
     let mut v = special(3, 4, 400, &[1, 2, 3, 4]);
@@ -583,7 +788,10 @@ fn special_chunks_decode() {
         let mut dst = vec![0xeeu8; nbytes + 10];
         assert_eq!(decompress(&c, &mut dst).unwrap(), nbytes);
         assert!(dst[..nbytes].iter().all(|&b| b == 0), "kind {kind}");
-        assert!(dst[nbytes..].iter().all(|&b| b == 0xee), "kind {kind}: wrote past nbytes");
+        assert!(
+            dst[nbytes..].iter().all(|&b| b == 0xee),
+            "kind {kind}: wrote past nbytes"
+        );
         let mut item = [0xeeu8; 8];
         assert_eq!(getitem(&c, 50, 2, &mut item).unwrap(), 8);
         assert_eq!(item, [0; 8]);
@@ -594,7 +802,9 @@ fn special_chunks_decode() {
     getitem(&v, 99, 1, &mut item[..4]).unwrap();
     assert_eq!(item[..4], [1, 2, 3, 4]);
     let nan = decompress_vec(&special(2, 8, 80, &[])).unwrap();
-    assert!(nan.chunks(8).all(|b| f64::from_le_bytes(b.try_into().unwrap()).is_nan()));
+    assert!(nan
+        .chunks(8)
+        .all(|b| f64::from_le_bytes(b.try_into().unwrap()).is_nan()));
     // A huge special chunk is fine to describe; it only fails on a small destination.
     let big = special(1, 8, MAX_BUFFERSIZE - MAX_BUFFERSIZE % 8, &[]);
     let mut dst = [0u8; 64];
@@ -633,7 +843,14 @@ fn vl_chunk(nbytes: usize, blocks: &[(i32, Vec<u8>)]) -> Vec<u8> {
 /// LZ4 block payload of `data` (LZ4HC's encoder writes the LZ4 block format).
 fn lz4_payload(data: &[u8]) -> Vec<u8> {
     use strata::codecs::{lz4hc::Lz4hc, Codec, CodecCtx};
-    let ctx = CodecCtx { clevel: 9, meta: 0, typesize: 1, blocksize: data.len(), nblock: 0, dict: None };
+    let ctx = CodecCtx {
+        clevel: 9,
+        meta: 0,
+        typesize: 1,
+        blocksize: data.len(),
+        nblock: 0,
+        dict: None,
+    };
     let mut buf = vec![0u8; 2 * data.len() + 64];
     let n = Lz4hc.compress(data, &mut buf, &ctx).unwrap();
     assert!(n > 0);
@@ -644,7 +861,10 @@ fn lz4_payload(data: &[u8]) -> Vec<u8> {
 fn vl_case() -> (Vec<u8>, Vec<u8>) {
     let parts = [field(1000, 1), field(2000, 2), field(500, 3)];
     let data = parts.concat();
-    let blocks: Vec<(i32, Vec<u8>)> = parts.iter().map(|p| (i32_of(p.len()), lz4_payload(p))).collect();
+    let blocks: Vec<(i32, Vec<u8>)> = parts
+        .iter()
+        .map(|p| (i32_of(p.len()), lz4_payload(p)))
+        .collect();
     (vl_chunk(data.len(), &blocks), data)
 }
 
@@ -667,14 +887,24 @@ fn vl_blocks_decode_and_reject_lies() {
     for len in 0..c.len() {
         assert_eq!(dcode(&c[..len]), -5, "VL cut at {len}");
     }
-    let blocks: Vec<(i32, Vec<u8>)> =
-        [field(1000, 1), field(2000, 2), field(500, 3)].iter().map(|p| (i32_of(p.len()), lz4_payload(p))).collect();
+    let blocks: Vec<(i32, Vec<u8>)> = [field(1000, 1), field(2000, 2), field(500, 3)]
+        .iter()
+        .map(|p| (i32_of(p.len()), lz4_payload(p)))
+        .collect();
     // Block sizes that do not add up to nbytes: DATA (−3).
-    assert_all_fail(&vl_chunk(data.len() + 1, &blocks), -3, "VL sizes short of nbytes");
+    assert_all_fail(
+        &vl_chunk(data.len() + 1, &blocks),
+        -3,
+        "VL sizes short of nbytes",
+    );
     // A block size beyond nbytes, or negative: INVALID_HEADER (−11).
     let mut lie = blocks.clone();
     lie[1].0 = i32::MAX;
-    assert_all_fail(&vl_chunk(data.len(), &lie), -11, "VL block size beyond nbytes");
+    assert_all_fail(
+        &vl_chunk(data.len(), &lie),
+        -11,
+        "VL block size beyond nbytes",
+    );
     lie[1].0 = -1;
     assert_all_fail(&vl_chunk(data.len(), &lie), -11, "VL block size negative");
     // bstarts not increasing: INVALID_HEADER (−11).
@@ -693,31 +923,49 @@ fn vl_blocks_decode_and_reject_lies() {
 
 #[test]
 fn destination_smaller_is_write_buffer() {
-    for c in regular_cases().into_iter().chain([memcpyed_case(), zero_case()]) {
+    for c in regular_cases()
+        .into_iter()
+        .chain([memcpyed_case(), zero_case()])
+    {
         let n = c.data.len();
         for len in [0, 1, n / 2, n - 1] {
             let mut dst = vec![0u8; len];
-            assert_eq!(code(decompress(&c.chunk, &mut dst)), -6, "{}: dst {len} < {n}", c.name);
+            assert_eq!(
+                code(decompress(&c.chunk, &mut dst)),
+                -6,
+                "{}: dst {len} < {n}",
+                c.name
+            );
         }
     }
 }
 
 #[test]
 fn destination_bigger_succeeds_and_leaves_the_rest() {
-    for c in regular_cases().into_iter().chain([memcpyed_case(), zero_case()]) {
+    for c in regular_cases()
+        .into_iter()
+        .chain([memcpyed_case(), zero_case()])
+    {
         let n = c.data.len();
         for extra in [1usize, 7, 4096] {
             let mut dst = vec![0x5au8; n + extra];
             assert_eq!(decompress(&c.chunk, &mut dst).unwrap(), n, "{}", c.name);
             assert_eq!(dst[..n], c.data[..], "{}", c.name);
-            assert!(dst[n..].iter().all(|&b| b == 0x5a), "{}: wrote past nbytes", c.name);
+            assert!(
+                dst[n..].iter().all(|&b| b == 0x5a),
+                "{}: wrote past nbytes",
+                c.name
+            );
         }
     }
 }
 
 #[test]
 fn getitem_out_of_range_is_invalid_index() {
-    for c in regular_cases().into_iter().chain([memcpyed_case(), zero_case()]) {
+    for c in regular_cases()
+        .into_iter()
+        .chain([memcpyed_case(), zero_case()])
+    {
         let h = c.header();
         let ts = h.typesize;
         let nitems = h.nbytes / ts;
@@ -733,7 +981,12 @@ fn getitem_out_of_range_is_invalid_index() {
             (usize::MAX, usize::MAX),
         ];
         for (start, n) in bad {
-            assert_eq!(code(getitem(&c.chunk, start, n, &mut dst)), -33, "{}: getitem({start}, {n})", c.name);
+            assert_eq!(
+                code(getitem(&c.chunk, start, n, &mut dst)),
+                -33,
+                "{}: getitem({start}, {n})",
+                c.name
+            );
         }
         // In range, but the destination is too small.
         let mut small = vec![0u8; ts];
@@ -741,11 +994,26 @@ fn getitem_out_of_range_is_invalid_index() {
         // In range: the items, and nothing written past them.
         let mut out = vec![0x77u8; 3 * ts + 5];
         let start = nitems / 2;
-        assert_eq!(getitem(&c.chunk, start, 3, &mut out).unwrap(), 3 * ts, "{}", c.name);
-        assert_eq!(out[..3 * ts], c.data[start * ts..(start + 3) * ts], "{}", c.name);
+        assert_eq!(
+            getitem(&c.chunk, start, 3, &mut out).unwrap(),
+            3 * ts,
+            "{}",
+            c.name
+        );
+        assert_eq!(
+            out[..3 * ts],
+            c.data[start * ts..(start + 3) * ts],
+            "{}",
+            c.name
+        );
         assert!(out[3 * ts..].iter().all(|&b| b == 0x77), "{}", c.name);
         // Zero items at the very end is fine.
-        assert_eq!(getitem(&c.chunk, nitems, 0, &mut out).unwrap(), 0, "{}", c.name);
+        assert_eq!(
+            getitem(&c.chunk, nitems, 0, &mut out).unwrap(),
+            0,
+            "{}",
+            c.name
+        );
     }
 }
 
@@ -763,8 +1031,15 @@ fn never_panics(m: &[u8], what: &str) {
     }
     if nbytes.is_some_and(|n| n <= 1 << 20) {
         match (decompress_vec(m), whole) {
-            (Ok(v), Ok(n)) => assert_eq!(v[..], dst[..n], "{what}: decompress and decompress_vec differ"),
-            (Ok(v), Err(e)) => assert!(e.code() == -6 && v.len() > dst.len(), "{what}: only decompress_vec succeeded"),
+            (Ok(v), Ok(n)) => assert_eq!(
+                v[..],
+                dst[..n],
+                "{what}: decompress and decompress_vec differ"
+            ),
+            (Ok(v), Err(e)) => assert!(
+                e.code() == -6 && v.len() > dst.len(),
+                "{what}: only decompress_vec succeeded"
+            ),
             (Err(e), Ok(_)) => panic!("{what}: only decompress succeeded, decompress_vec gave {e}"),
             (Err(_), Err(_)) => {}
         }
@@ -775,22 +1050,73 @@ fn never_panics(m: &[u8], what: &str) {
 
 #[test]
 fn every_single_byte_corruption() {
-    let cp = CParams { typesize: 4, blocksize: 256, ..CParams::default() };
+    let cp = CParams {
+        typesize: 4,
+        blocksize: 256,
+        ..CParams::default()
+    };
     let small: Vec<Case> = vec![
         case("blosclz", &cp, field(700, 1)),
-        lz4_via_lz4hc("lz4", &CParams { splitmode: SplitMode::Never, ..cp.clone() }, field(600, 2)),
-        case("zlib-bitshuffle", &CParams { codec: 4, filters: BITSHUFFLE, ..cp.clone() }, field(600, 3)),
-        case("zstd-delta", &CParams { codec: 5, filters: DELTA_SHUFFLE, ..cp.clone() }, field(700, 4)),
-        case("bytedelta", &CParams { codec: 0, filters: SHUFFLE_BYTEDELTA, ..cp.clone() }, field(600, 5)),
-        case("runs", &cp, [vec![0u8; 256], vec![9u8; 256], field(256, 6)].concat()),
+        lz4_via_lz4hc(
+            "lz4",
+            &CParams {
+                splitmode: SplitMode::Never,
+                ..cp.clone()
+            },
+            field(600, 2),
+        ),
+        case(
+            "zlib-bitshuffle",
+            &CParams {
+                codec: 4,
+                filters: BITSHUFFLE,
+                ..cp.clone()
+            },
+            field(600, 3),
+        ),
+        case(
+            "zstd-delta",
+            &CParams {
+                codec: 5,
+                filters: DELTA_SHUFFLE,
+                ..cp.clone()
+            },
+            field(700, 4),
+        ),
+        case(
+            "bytedelta",
+            &CParams {
+                codec: 0,
+                filters: SHUFFLE_BYTEDELTA,
+                ..cp.clone()
+            },
+            field(600, 5),
+        ),
+        case(
+            "runs",
+            &cp,
+            [vec![0u8; 256], vec![9u8; 256], field(256, 6)].concat(),
+        ),
         memcpyed_case(),
         zero_case(),
-        Case { name: "value".into(), chunk: special(3, 4, 400, &[1, 2, 3, 4]), data: vec![] },
+        Case {
+            name: "value".into(),
+            chunk: special(3, 4, 400, &[1, 2, 3, 4]),
+            data: vec![],
+        },
     ];
     for c in &small {
         for at in 0..c.chunk.len() {
             let orig = c.chunk[at];
-            for v in [orig ^ 0x01, orig ^ 0x80, orig.wrapping_add(1), orig.wrapping_sub(1), 0x00, 0xff, 0x7f] {
+            for v in [
+                orig ^ 0x01,
+                orig ^ 0x80,
+                orig.wrapping_add(1),
+                orig.wrapping_sub(1),
+                0x00,
+                0xff,
+                0x7f,
+            ] {
                 if v == orig {
                     continue;
                 }
@@ -850,12 +1176,22 @@ fn tiny_chunk_claiming_2_gib_does_not_allocate_it() {
     let blocksize = 1 << 20;
     let before = peak_rss_kib();
     // (a) Valid framing, garbage LZ4 payload: fails in block 0.
-    let garbage = lying_giant(nbytes, blocksize, &[0xf0, 0xff, 0xff, 0xff, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06]);
+    let garbage = lying_giant(
+        nbytes,
+        blocksize,
+        &[0xf0, 0xff, 0xff, 0xff, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06],
+    );
     assert!(garbage.len() < 16 << 10);
     assert_eq!(code(decompress_vec(&garbage)), -3);
     // The same on several threads, whatever the machine's default.
-    let threads = DParams { nthreads: 4, ..DParams::default() };
-    assert_eq!(code(decompress_vec_ctx(&Context::global(), &threads, &garbage)), -3);
+    let threads = DParams {
+        nthreads: 4,
+        ..DParams::default()
+    };
+    assert_eq!(
+        code(decompress_vec_ctx(&Context::global(), &threads, &garbage)),
+        -3
+    );
     // (b) The last block's bstart lies: fails before any block is decoded.
     let mut lie = lying_giant(nbytes, blocksize, &[0x10, 0x00]);
     let last = 32 + 4 * (nbytes.div_ceil(blocksize) - 1);
@@ -882,10 +1218,21 @@ fn tiny_chunk_claiming_2_gib_does_not_allocate_it() {
 /// result, and the error of the first bad block, are those of one thread.
 #[test]
 fn parallel_decompress_vec_agrees_with_serial() {
-    let cp = CParams { typesize: 4, blocksize: 4096, filters: DELTA_SHUFFLE, ..CParams::default() };
+    let cp = CParams {
+        typesize: 4,
+        blocksize: 4096,
+        filters: DELTA_SHUFFLE,
+        ..CParams::default()
+    };
     let c = case("delta-64-blocks", &cp, field(64 * 4096 - 100, 8));
-    let one = DParams { nthreads: 1, ..DParams::default() };
-    let many = DParams { nthreads: 4, ..DParams::default() };
+    let one = DParams {
+        nthreads: 1,
+        ..DParams::default()
+    };
+    let many = DParams {
+        nthreads: 4,
+        ..DParams::default()
+    };
     let ctx = Context::global();
     assert_eq!(decompress_vec_ctx(&ctx, &many, &c.chunk).unwrap(), c.data);
     let l = layout(&c);
@@ -896,13 +1243,21 @@ fn parallel_decompress_vec_agrees_with_serial() {
         m[l.bstarts[nblock] + 4] = 0;
         let serial = code(decompress_vec_ctx(&ctx, &one, &m));
         assert_eq!(serial, -17, "block {nblock}");
-        assert_eq!(code(decompress_vec_ctx(&ctx, &many, &m)), serial, "block {nblock}");
+        assert_eq!(
+            code(decompress_vec_ctx(&ctx, &many, &m)),
+            serial,
+            "block {nblock}"
+        );
         let mut m = c.chunk.clone();
         let (at, csize) = (l.bstarts[nblock], get_i32(&c.chunk, l.bstarts[nblock]));
         if csize > 8 {
             m[at + 4..at + 4 + usize::try_from(csize).unwrap()].fill(0xff);
             let serial = decompress_vec_ctx(&ctx, &one, &m).map_err(|e| e.code());
-            assert_eq!(decompress_vec_ctx(&ctx, &many, &m).map_err(|e| e.code()), serial, "block {nblock}");
+            assert_eq!(
+                decompress_vec_ctx(&ctx, &many, &m).map_err(|e| e.code()),
+                serial,
+                "block {nblock}"
+            );
         }
     }
 }
@@ -952,7 +1307,10 @@ fn handmade_regressions_give_their_codes() {
     // getitem on a VL chunk decodes only the blocks it needs.
     let vl = read("getitem-handmade-vl.bin");
     let mut items = [0u8; 3];
-    assert_eq!(getitem(&vl[fuzz_checks::GETITEM_PREFIX..], 0, 3, &mut items).unwrap(), 3);
+    assert_eq!(
+        getitem(&vl[fuzz_checks::GETITEM_PREFIX..], 0, 3, &mut items).unwrap(),
+        3
+    );
     assert_eq!(&items, b"abc");
     assert_eq!(code(decompress_vec(&vl[fuzz_checks::GETITEM_PREFIX..])), -3);
 }

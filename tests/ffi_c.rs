@@ -12,13 +12,21 @@ fn root() -> &'static Path {
 /// only the rlib.
 fn static_lib() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps");
     let mut cargo = Command::new(env!("CARGO"));
-    cargo.current_dir(root()).args(["build", "--quiet", "-p", "strata", "--lib"]);
+    cargo
+        .current_dir(root())
+        .args(["build", "--quiet", "-p", "strata", "--lib"]);
     if dir.file_name().and_then(|n| n.to_str()) == Some("release") {
         cargo.arg("--release");
     }
-    assert!(cargo.status().expect("cargo").success(), "building libstrata.a failed");
+    assert!(
+        cargo.status().expect("cargo").success(),
+        "building libstrata.a failed"
+    );
     dir.join("libstrata.a")
 }
 
@@ -27,7 +35,14 @@ fn header_is_generated_from_the_source() {
     let out = std::env::temp_dir().join(format!("strata-header-{}.h", std::process::id()));
     let status = Command::new("cbindgen")
         .current_dir(root())
-        .args(["--config", "cbindgen.toml", "--crate", "strata", "--quiet", "--output"])
+        .args([
+            "--config",
+            "cbindgen.toml",
+            "--crate",
+            "strata",
+            "--quiet",
+            "--output",
+        ])
         .arg(&out)
         .status()
         .expect("cbindgen must be installed (scripts/test.sh installs it)");
@@ -50,20 +65,66 @@ fn header_macros_match_the_library() {
     };
     let version = env!("CARGO_PKG_VERSION");
     assert_eq!(define("STRATA_VERSION"), format!("\"{version}\""));
-    assert_eq!(define("STRATA_VERSION_MAJOR"), env!("CARGO_PKG_VERSION_MAJOR"));
-    assert_eq!(define("STRATA_VERSION_MINOR"), env!("CARGO_PKG_VERSION_MINOR"));
-    assert_eq!(define("STRATA_VERSION_PATCH"), env!("CARGO_PKG_VERSION_PATCH"));
-    assert_eq!(define("STRATA_ABI_VERSION"), strata::ffi::STRATA_ABI_VERSION.to_string());
-    assert_eq!(define("STRATA_ERROR_PANIC"), strata::ffi::STRATA_ERROR_PANIC.to_string());
-    assert_eq!(define("STRATA_ERROR_NULL_POINTER"), strata::ffi::STRATA_ERROR_NULL_POINTER.to_string());
+    assert_eq!(
+        define("STRATA_VERSION_MAJOR"),
+        env!("CARGO_PKG_VERSION_MAJOR")
+    );
+    assert_eq!(
+        define("STRATA_VERSION_MINOR"),
+        env!("CARGO_PKG_VERSION_MINOR")
+    );
+    assert_eq!(
+        define("STRATA_VERSION_PATCH"),
+        env!("CARGO_PKG_VERSION_PATCH")
+    );
+    assert_eq!(
+        define("STRATA_ABI_VERSION"),
+        strata::ffi::STRATA_ABI_VERSION.to_string()
+    );
+    assert_eq!(
+        define("STRATA_ERROR_PANIC"),
+        strata::ffi::STRATA_ERROR_PANIC.to_string()
+    );
+    assert_eq!(
+        define("STRATA_ERROR_NULL_POINTER"),
+        strata::ffi::STRATA_ERROR_NULL_POINTER.to_string()
+    );
     let cases = [
-        ("STRATA_ERROR_READ_BUFFER", strata::Error::Truncated { what: "", needed: 0, available: 0 }),
-        ("STRATA_ERROR_WRITE_BUFFER", strata::Error::DestinationTooSmall { needed: 0, available: 0 }),
-        ("STRATA_ERROR_CODEC_SUPPORT", strata::Error::UnknownCodec { id: 0 }),
-        ("STRATA_ERROR_VERSION_SUPPORT", strata::Error::VersionSupport { version: 0 }),
-        ("STRATA_ERROR_INVALID_HEADER", strata::Error::InvalidHeader(String::new())),
-        ("STRATA_ERROR_FILTER_PIPELINE", strata::Error::UnknownFilter { id: 0 }),
-        ("STRATA_ERROR_INVALID_INDEX", strata::Error::InvalidIndex(String::new())),
+        (
+            "STRATA_ERROR_READ_BUFFER",
+            strata::Error::Truncated {
+                what: "",
+                needed: 0,
+                available: 0,
+            },
+        ),
+        (
+            "STRATA_ERROR_WRITE_BUFFER",
+            strata::Error::DestinationTooSmall {
+                needed: 0,
+                available: 0,
+            },
+        ),
+        (
+            "STRATA_ERROR_CODEC_SUPPORT",
+            strata::Error::UnknownCodec { id: 0 },
+        ),
+        (
+            "STRATA_ERROR_VERSION_SUPPORT",
+            strata::Error::VersionSupport { version: 0 },
+        ),
+        (
+            "STRATA_ERROR_INVALID_HEADER",
+            strata::Error::InvalidHeader(String::new()),
+        ),
+        (
+            "STRATA_ERROR_FILTER_PIPELINE",
+            strata::Error::UnknownFilter { id: 0 },
+        ),
+        (
+            "STRATA_ERROR_INVALID_INDEX",
+            strata::Error::InvalidIndex(String::new()),
+        ),
     ];
     for (name, err) in cases {
         assert_eq!(define(name), err.code().to_string(), "{name}");
@@ -92,7 +153,12 @@ fn c_examples_build_and_run() {
             .arg(&exe)
             .output()
             .expect("a C compiler (cc)");
-        assert!(cc.status.success(), "{}: {}", src.display(), String::from_utf8_lossy(&cc.stderr));
+        assert!(
+            cc.status.success(),
+            "{}: {}",
+            src.display(),
+            String::from_utf8_lossy(&cc.stderr)
+        );
         let run = Command::new(&exe).output().unwrap();
         assert!(
             run.status.success(),

@@ -5,7 +5,12 @@ use proptest::prelude::*;
 use strata::chunk::{compress_vec, decompress, decompress_vec, getitem, CParams, SplitMode};
 
 const CODECS: [u8; 5] = [0, 1, 2, 4, 5];
-const SPLITS: [SplitMode; 4] = [SplitMode::Always, SplitMode::Never, SplitMode::Auto, SplitMode::ForwardCompat];
+const SPLITS: [SplitMode; 4] = [
+    SplitMode::Always,
+    SplitMode::Never,
+    SplitMode::Auto,
+    SplitMode::ForwardCompat,
+];
 const TYPESIZES: [usize; 8] = [1, 2, 3, 4, 8, 16, 200, 300];
 
 /// Filter pipelines as (filters, filters_meta), lossless ones only.
@@ -27,7 +32,9 @@ fn field(n: usize, seed: u64) -> Vec<u8> {
     let mut x = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
     (0..n)
         .map(|i| {
-            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
             let smooth = ((i as f64 / 97.0).sin() * 40.0) as i64 as u8;
             if (x >> 60) == 0 {
                 (x >> 33) as u8
@@ -39,9 +46,14 @@ fn field(n: usize, seed: u64) -> Vec<u8> {
 }
 
 fn check(cparams: &CParams, data: &[u8]) {
-    let chunk = compress_vec(cparams, data).unwrap_or_else(|e| panic!("{cparams:?} n={}: {e}", data.len()));
-    assert!(chunk.len() <= data.len() + 32, "{cparams:?}: chunk larger than nbytes + 32");
-    let back = decompress_vec(&chunk).unwrap_or_else(|e| panic!("{cparams:?} n={}: {e}", data.len()));
+    let chunk =
+        compress_vec(cparams, data).unwrap_or_else(|e| panic!("{cparams:?} n={}: {e}", data.len()));
+    assert!(
+        chunk.len() <= data.len() + 32,
+        "{cparams:?}: chunk larger than nbytes + 32"
+    );
+    let back =
+        decompress_vec(&chunk).unwrap_or_else(|e| panic!("{cparams:?} n={}: {e}", data.len()));
     assert_eq!(back, data, "{cparams:?} n={}", data.len());
     // A destination bigger than needed must work and leave the rest alone.
     let mut big = vec![0xAAu8; data.len() + 100];
@@ -57,14 +69,24 @@ fn check(cparams: &CParams, data: &[u8]) {
 
 #[test]
 fn grid_small_sizes() {
-    let sizes = [0usize, 1, 7, 31, 32, 33, 255, 1000, 4096, 12_345, 65_536, 100_003];
+    let sizes = [
+        0usize, 1, 7, 31, 32, 33, 255, 1000, 4096, 12_345, 65_536, 100_003,
+    ];
     for &codec in &CODECS {
         for (filters, filters_meta) in pipelines() {
             for &typesize in &TYPESIZES {
                 for (k, &n) in sizes.iter().enumerate() {
                     let clevel = [0u8, 1, 5, 9][(k + typesize) % 4];
                     let splitmode = SPLITS[(k + usize::from(codec)) % 4];
-                    let cparams = CParams { codec, clevel, typesize, filters, filters_meta, splitmode, ..CParams::default() };
+                    let cparams = CParams {
+                        codec,
+                        clevel,
+                        typesize,
+                        filters,
+                        filters_meta,
+                        splitmode,
+                        ..CParams::default()
+                    };
                     check(&cparams, &field(n, k as u64));
                 }
             }
@@ -78,7 +100,13 @@ fn every_clevel_and_split_mode() {
     for &codec in &CODECS {
         for clevel in 0..=9 {
             for &splitmode in &SPLITS {
-                let cparams = CParams { codec, clevel, typesize: 4, splitmode, ..CParams::default() };
+                let cparams = CParams {
+                    codec,
+                    clevel,
+                    typesize: 4,
+                    splitmode,
+                    ..CParams::default()
+                };
                 check(&cparams, &data);
             }
         }
@@ -90,7 +118,12 @@ fn four_mib_plus_one() {
     let data = field(4 * 1024 * 1024 + 1, 3);
     for &codec in &CODECS {
         for &typesize in &[1usize, 4, 8] {
-            let cparams = CParams { codec, typesize, clevel: 5, ..CParams::default() };
+            let cparams = CParams {
+                codec,
+                typesize,
+                clevel: 5,
+                ..CParams::default()
+            };
             check(&cparams, &data);
         }
     }
@@ -100,7 +133,11 @@ fn four_mib_plus_one() {
 fn explicit_blocksize_is_honoured() {
     let data = field(100_000, 1);
     for blocksize in [64usize, 1000, 4096, 65_536] {
-        let cparams = CParams { typesize: 4, blocksize, ..CParams::default() };
+        let cparams = CParams {
+            typesize: 4,
+            blocksize,
+            ..CParams::default()
+        };
         let chunk = compress_vec(&cparams, &data).unwrap();
         let h = strata::format::chunk::ChunkHeader::parse(&chunk).unwrap();
         assert_eq!(h.blocksize, blocksize);
@@ -110,10 +147,17 @@ fn explicit_blocksize_is_honoured() {
 
 #[test]
 fn trunc_prec_zeroes_the_mantissa_bits() {
-    let floats: Vec<f32> = (0..5000).map(|i| (i as f32 * 0.37).sin() * 1000.0).collect();
+    let floats: Vec<f32> = (0..5000)
+        .map(|i| (i as f32 * 0.37).sin() * 1000.0)
+        .collect();
     let data: Vec<u8> = floats.iter().flat_map(|f| f.to_le_bytes()).collect();
     for (meta, zeroed) in [(10u8, 13u32), ((-5i8) as u8, 5)] {
-        let cparams = CParams { typesize: 4, filters: [4, 1, 0, 0, 0, 0], filters_meta: [meta, 0, 0, 0, 0, 0], ..CParams::default() };
+        let cparams = CParams {
+            typesize: 4,
+            filters: [4, 1, 0, 0, 0, 0],
+            filters_meta: [meta, 0, 0, 0, 0, 0],
+            ..CParams::default()
+        };
         let back = decompress_vec(&compress_vec(&cparams, &data).unwrap()).unwrap();
         let expected: Vec<u8> = floats
             .iter()
@@ -122,14 +166,26 @@ fn trunc_prec_zeroes_the_mantissa_bits() {
         assert_eq!(back, expected, "meta {meta}");
     }
     // trunc_prec on typesize 2 is an error naming the filter.
-    let cparams = CParams { typesize: 2, filters: [4, 0, 0, 0, 0, 0], filters_meta: [3, 0, 0, 0, 0, 0], ..CParams::default() };
+    let cparams = CParams {
+        typesize: 2,
+        filters: [4, 0, 0, 0, 0, 0],
+        filters_meta: [3, 0, 0, 0, 0, 0],
+        ..CParams::default()
+    };
     assert_eq!(compress_vec(&cparams, &data).unwrap_err().code(), -18);
 }
 
 #[test]
 fn zeros_become_a_special_chunk() {
     let data = vec![0u8; 1 << 20];
-    let chunk = compress_vec(&CParams { typesize: 4, ..CParams::default() }, &data).unwrap();
+    let chunk = compress_vec(
+        &CParams {
+            typesize: 4,
+            ..CParams::default()
+        },
+        &data,
+    )
+    .unwrap();
     assert_eq!(chunk.len(), 32);
     assert_eq!(chunk[31], 0x10);
     assert_eq!(decompress_vec(&chunk).unwrap(), data);
@@ -138,7 +194,13 @@ fn zeros_become_a_special_chunk() {
 #[test]
 fn zstd_dictionary_round_trip() {
     let data = field(1 << 20, 11);
-    let cparams = CParams { codec: 5, typesize: 4, use_dict: true, blocksize: 16 * 1024, ..CParams::default() };
+    let cparams = CParams {
+        codec: 5,
+        typesize: 4,
+        use_dict: true,
+        blocksize: 16 * 1024,
+        ..CParams::default()
+    };
     let chunk = compress_vec(&cparams, &data).unwrap();
     let h = strata::format::chunk::ChunkHeader::parse(&chunk).unwrap();
     assert!(h.use_dict());
@@ -147,23 +209,48 @@ fn zstd_dictionary_round_trip() {
     getitem(&chunk, 100_000, 10, &mut item).unwrap();
     assert_eq!(&item[..], &data[400_000..400_040]);
     // A dictionary with another codec is refused.
-    let bad = CParams { codec: 1, use_dict: true, ..CParams::default() };
+    let bad = CParams {
+        codec: 1,
+        use_dict: true,
+        ..CParams::default()
+    };
     assert_eq!(compress_vec(&bad, &data).unwrap_err().code(), -9);
 }
 
 #[test]
 fn getitem_delta_blocks_other_than_zero() {
     // C-Blosc2 2.x returns wrong bytes here; Strata decodes block 0 first.
-    let data: Vec<u8> = (0..50_000u32).flat_map(|i| (i * 3 + 17).to_le_bytes()).collect();
-    let cparams = CParams { typesize: 4, blocksize: 4096, filters: [3, 1, 0, 0, 0, 0], ..CParams::default() };
+    let data: Vec<u8> = (0..50_000u32)
+        .flat_map(|i| (i * 3 + 17).to_le_bytes())
+        .collect();
+    let cparams = CParams {
+        typesize: 4,
+        blocksize: 4096,
+        filters: [3, 1, 0, 0, 0, 0],
+        ..CParams::default()
+    };
     let chunk = compress_vec(&cparams, &data).unwrap();
-    for (start, n) in [(0usize, 1usize), (1023, 2), (1024, 1), (5000, 3000), (49_999, 1), (12_345, 1)] {
+    for (start, n) in [
+        (0usize, 1usize),
+        (1023, 2),
+        (1024, 1),
+        (5000, 3000),
+        (49_999, 1),
+        (12_345, 1),
+    ] {
         let mut out = vec![0u8; n * 4];
         assert_eq!(getitem(&chunk, start, n, &mut out).unwrap(), n * 4);
-        assert_eq!(out, &data[start * 4..(start + n) * 4], "start {start} n {n}");
+        assert_eq!(
+            out,
+            &data[start * 4..(start + n) * 4],
+            "start {start} n {n}"
+        );
     }
     let mut out = [0u8; 8];
-    assert_eq!(getitem(&chunk, 49_999, 2, &mut out).unwrap_err().code(), -33);
+    assert_eq!(
+        getitem(&chunk, 49_999, 2, &mut out).unwrap_err().code(),
+        -33
+    );
 }
 
 proptest! {

@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 use strata::chunk::{
-    compress_ctx, decompress_ctx, decompress_vec_ctx, getitem_ctx, max_compressed_len, CParams, Context, DParams,
+    compress_ctx, decompress_ctx, decompress_vec_ctx, getitem_ctx, max_compressed_len, CParams,
+    Context, DParams,
 };
 use strata::registry::Registry;
 use strata::scheduler::{Runtime, RuntimeConfig};
@@ -20,7 +21,9 @@ fn contexts() -> Vec<Context<'static>> {
         .into_iter()
         .map(|(workers, pin)| Context {
             registry: Registry::global(),
-            runtime: Arc::new(Runtime::new(RuntimeConfig::default().with_workers(workers).with_pin(pin))),
+            runtime: Arc::new(Runtime::new(
+                RuntimeConfig::default().with_workers(workers).with_pin(pin),
+            )),
         })
         .collect()
 }
@@ -28,25 +31,43 @@ fn contexts() -> Vec<Context<'static>> {
 #[test]
 fn identical_bytes_for_1_2_and_n_threads() {
     let data = field(3 * 1024 * 1024 + 13);
-    let pipelines: [[u8; 6]; 5] =
-        [[0; 6], [0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 2], [3, 1, 0, 0, 0, 0], [1, 35, 0, 0, 0, 0]];
+    let pipelines: [[u8; 6]; 5] = [
+        [0; 6],
+        [0, 0, 0, 0, 0, 1],
+        [0, 0, 0, 0, 0, 2],
+        [3, 1, 0, 0, 0, 0],
+        [1, 35, 0, 0, 0, 0],
+    ];
     for ctx in contexts() {
         for codec in [0u8, 1, 2, 4, 5] {
             for filters in pipelines {
                 let mut reference: Option<Vec<u8>> = None;
                 for nthreads in [1usize, 2, 3, 8] {
-                    let cparams = CParams { codec, typesize: 4, filters, nthreads, blocksize: 64 * 1024, ..CParams::default() };
+                    let cparams = CParams {
+                        codec,
+                        typesize: 4,
+                        filters,
+                        nthreads,
+                        blocksize: 64 * 1024,
+                        ..CParams::default()
+                    };
                     let mut out = vec![0u8; max_compressed_len(data.len())];
                     let n = compress_ctx(&ctx, &cparams, &data, &mut out).unwrap();
                     out.truncate(n);
                     match &reference {
                         None => reference = Some(out.clone()),
-                        Some(r) => assert!(r == &out, "codec {codec} filters {filters:?}: {nthreads} threads differ"),
+                        Some(r) => assert!(
+                            r == &out,
+                            "codec {codec} filters {filters:?}: {nthreads} threads differ"
+                        ),
                     }
                     let dparams = DParams { nthreads };
                     assert_eq!(decompress_vec_ctx(&ctx, &dparams, &out).unwrap(), data);
                     let mut back = vec![0u8; data.len() + 8];
-                    assert_eq!(decompress_ctx(&ctx, &dparams, &out, &mut back).unwrap(), data.len());
+                    assert_eq!(
+                        decompress_ctx(&ctx, &dparams, &out, &mut back).unwrap(),
+                        data.len()
+                    );
                     assert_eq!(&back[..data.len()], &data[..]);
                     // A window over many blocks, starting and ending inside blocks.
                     let (start, nitems) = (12_345usize, 400_000usize);
@@ -65,10 +86,18 @@ fn nthreads_changing_between_calls() {
     let data = field(1 << 20);
     for round in 0..20usize {
         ctx.runtime.set_nthreads(1 + round % 3);
-        let cparams = CParams { typesize: 4, nthreads: 0, blocksize: 32 * 1024, ..CParams::default() };
+        let cparams = CParams {
+            typesize: 4,
+            nthreads: 0,
+            blocksize: 32 * 1024,
+            ..CParams::default()
+        };
         let mut out = vec![0u8; max_compressed_len(data.len())];
         let n = compress_ctx(ctx, &cparams, &data, &mut out).unwrap();
-        assert_eq!(decompress_vec_ctx(ctx, &DParams::default(), &out[..n]).unwrap(), data);
+        assert_eq!(
+            decompress_vec_ctx(ctx, &DParams::default(), &out[..n]).unwrap(),
+            data
+        );
     }
 }
 
@@ -79,7 +108,12 @@ fn application_threads_share_the_runtime() {
         .map(|t| {
             let data = Arc::clone(&data);
             std::thread::spawn(move || {
-                let cparams = CParams { codec: [0u8, 1, 5][t % 3], typesize: 4, blocksize: 64 * 1024, ..CParams::default() };
+                let cparams = CParams {
+                    codec: [0u8, 1, 5][t % 3],
+                    typesize: 4,
+                    blocksize: 64 * 1024,
+                    ..CParams::default()
+                };
                 for _ in 0..5 {
                     let chunk = strata::chunk::compress_vec(&cparams, &data).unwrap();
                     assert_eq!(strata::chunk::decompress_vec(&chunk).unwrap(), *data);
@@ -98,20 +132,48 @@ fn buffers_bigger_than_a_chunk_split_into_parallel_chunks() {
     let data = field(10 * 1024 * 1024 + 5);
     for ctx in contexts() {
         for nthreads in [1usize, 2, 4] {
-            let cparams = CParams { codec: 1, typesize: 4, nthreads, ..CParams::default() };
+            let cparams = CParams {
+                codec: 1,
+                typesize: 4,
+                nthreads,
+                ..CParams::default()
+            };
             let chunks = compress_chunks(&ctx, &cparams, &data, 4 << 20).unwrap();
             assert_eq!(chunks.len(), 3);
             // Each chunk is what compressing its piece alone gives.
             for (chunk, piece) in chunks.iter().zip(data.chunks(4 << 20)) {
-                assert!(*chunk == compress_vec(&CParams { nthreads: 1, ..cparams.clone() }, piece).unwrap());
+                assert!(
+                    *chunk
+                        == compress_vec(
+                            &CParams {
+                                nthreads: 1,
+                                ..cparams.clone()
+                            },
+                            piece
+                        )
+                        .unwrap()
+                );
             }
             let refs: Vec<&[u8]> = chunks.iter().map(Vec::as_slice).collect();
             let mut back = vec![0u8; data.len()];
-            assert_eq!(decompress_chunks(&ctx, &DParams { nthreads }, &refs, &mut back).unwrap(), data.len());
+            assert_eq!(
+                decompress_chunks(&ctx, &DParams { nthreads }, &refs, &mut back).unwrap(),
+                data.len()
+            );
             assert_eq!(back, data);
             let mut short = vec![0u8; data.len() - 1];
-            assert_eq!(decompress_chunks(&ctx, &DParams { nthreads }, &refs, &mut short).unwrap_err().code(), -6);
+            assert_eq!(
+                decompress_chunks(&ctx, &DParams { nthreads }, &refs, &mut short)
+                    .unwrap_err()
+                    .code(),
+                -6
+            );
         }
     }
-    assert_eq!(compress_chunks(&contexts()[0], &CParams::default(), &data, 0).unwrap_err().code(), -12);
+    assert_eq!(
+        compress_chunks(&contexts()[0], &CParams::default(), &data, 0)
+            .unwrap_err()
+            .code(),
+        -12
+    );
 }

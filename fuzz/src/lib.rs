@@ -11,7 +11,8 @@
 //! * `getitem`: `start: u32 LE`, `nitems: u16 LE`; `u32::MAX` / `u16::MAX` mean `usize::MAX`.
 
 use strata::chunk::{
-    decompress, decompress_ctx, decompress_vec, decompress_vec_ctx, getitem, getitem_ctx, Context, DParams,
+    decompress, decompress_ctx, decompress_vec, decompress_vec_ctx, getitem, getitem_ctx, Context,
+    DParams,
 };
 use strata::format::chunk::{ChunkHeader, SpecialType};
 
@@ -45,7 +46,10 @@ pub fn getitem_input(start: u32, nitems: u16, chunk: &[u8]) -> Vec<u8> {
 /// Decoding on one thread and on several must give the same bytes and the same error.
 #[allow(clippy::needless_update)] // DParams may gain fields.
 fn threads(nthreads: usize) -> DParams {
-    DParams { nthreads, ..DParams::default() }
+    DParams {
+        nthreads,
+        ..DParams::default()
+    }
 }
 
 /// The outcome of a decode, comparable across thread counts: the bytes, or the error code.
@@ -58,7 +62,10 @@ const KNOWN_CODES: [i32; 13] = [-3, -4, -5, -6, -7, -8, -9, -10, -11, -17, -18, 
 
 fn check_error(e: &strata::Error) {
     let code = e.code();
-    assert!(KNOWN_CODES.contains(&code), "unexpected error code {code}: {e}");
+    assert!(
+        KNOWN_CODES.contains(&code),
+        "unexpected error code {code}: {e}"
+    );
     // The message must format without panicking.
     assert!(!e.to_string().is_empty());
 }
@@ -109,14 +116,25 @@ pub fn check_decompress(data: &[u8]) {
         let ctx = Context::global();
         let serial = decompress_vec_ctx(&ctx, &threads(1), chunk);
         let parallel = decompress_vec_ctx(&ctx, &threads(4), chunk);
-        assert_eq!(outcome(&serial), outcome(&parallel), "decompress_vec: 1 thread and 4 differ");
-        assert_eq!(outcome(&serial), outcome(r), "decompress_vec: 1 thread and the default differ");
+        assert_eq!(
+            outcome(&serial),
+            outcome(&parallel),
+            "decompress_vec: 1 thread and 4 differ"
+        );
+        assert_eq!(
+            outcome(&serial),
+            outcome(r),
+            "decompress_vec: 1 thread and the default differ"
+        );
         if let Some(n) = nbytes {
             let (mut a, mut b) = (vec![0u8; n], vec![0u8; n]);
             let ra = decompress_ctx(&ctx, &threads(1), chunk, &mut a).map_err(|e| e.code());
             let rb = decompress_ctx(&ctx, &threads(4), chunk, &mut b).map_err(|e| e.code());
             assert_eq!(ra, rb, "decompress: 1 thread and 4 differ");
-            assert!(ra.is_err() || a == b, "decompress: 1 thread and 4 give different bytes");
+            assert!(
+                ra.is_err() || a == b,
+                "decompress: 1 thread and 4 give different bytes"
+            );
         }
     }
 
@@ -125,8 +143,15 @@ pub fn check_decompress(data: &[u8]) {
     let mut dst = vec![fill; len];
     match decompress(chunk, &mut dst) {
         Ok(n) => {
-            assert_eq!(Some(n), nbytes, "decompress returned a length other than nbytes");
-            assert!(dst[n..].iter().all(|&b| b == fill), "decompress wrote past nbytes");
+            assert_eq!(
+                Some(n),
+                nbytes,
+                "decompress returned a length other than nbytes"
+            );
+            assert!(
+                dst[n..].iter().all(|&b| b == fill),
+                "decompress wrote past nbytes"
+            );
             match &whole {
                 Some(Ok(v)) => assert!(dst[..n] == v[..], "decompress and decompress_vec differ"),
                 Some(Err(e)) => panic!("decompress succeeded but decompress_vec failed: {e}"),
@@ -138,7 +163,10 @@ pub fn check_decompress(data: &[u8]) {
             let small = nbytes.is_some_and(|n| len < n);
             match &whole {
                 Some(Ok(_)) => {
-                    assert!(small && e.code() == -6, "decompress failed ({e}) where decompress_vec succeeded");
+                    assert!(
+                        small && e.code() == -6,
+                        "decompress failed ({e}) where decompress_vec succeeded"
+                    );
                 }
                 Some(Err(ev)) => assert!(
                     e.code() == ev.code() || (small && e.code() == -6),
@@ -161,8 +189,16 @@ pub fn check_getitem(data: &[u8]) {
     }
     let start = u32::from_le_bytes([data[0], data[1], data[2], data[3]]);
     let nitems = u16::from_le_bytes([data[4], data[5]]);
-    let start = if start == u32::MAX { usize::MAX } else { start as usize };
-    let nitems = if nitems == u16::MAX { usize::MAX } else { usize::from(nitems) };
+    let start = if start == u32::MAX {
+        usize::MAX
+    } else {
+        start as usize
+    };
+    let nitems = if nitems == u16::MAX {
+        usize::MAX
+    } else {
+        usize::from(nitems)
+    };
     let chunk = &data[GETITEM_PREFIX..];
     let header = ChunkHeader::parse(chunk).ok();
     if header.as_ref().is_some_and(getitem_too_big) {
@@ -180,8 +216,15 @@ pub fn check_getitem(data: &[u8]) {
         let ra = getitem_ctx(&ctx, &threads(1), chunk, start, nitems, &mut a).map_err(|e| e.code());
         let rb = getitem_ctx(&ctx, &threads(4), chunk, start, nitems, &mut b).map_err(|e| e.code());
         assert_eq!(ra, rb, "getitem: 1 thread and 4 differ");
-        assert!(ra.is_err() || a == b, "getitem: 1 thread and 4 give different bytes");
-        assert_eq!(ra, got.as_ref().copied().map_err(strata::Error::code), "getitem: 1 thread and the default differ");
+        assert!(
+            ra.is_err() || a == b,
+            "getitem: 1 thread and 4 give different bytes"
+        );
+        assert_eq!(
+            ra,
+            got.as_ref().copied().map_err(strata::Error::code),
+            "getitem: 1 thread and the default differ"
+        );
     }
 
     let whole = match &header {
@@ -196,11 +239,24 @@ pub fn check_getitem(data: &[u8]) {
     });
     match got {
         Ok(n) => {
-            assert_eq!(Some(n), want, "getitem returned a length other than nitems * typesize");
-            assert!(range.is_some(), "getitem succeeded for items outside the chunk");
-            assert!(dst[n..].iter().all(|&b| b == FILL), "getitem wrote past its items");
+            assert_eq!(
+                Some(n),
+                want,
+                "getitem returned a length other than nitems * typesize"
+            );
+            assert!(
+                range.is_some(),
+                "getitem succeeded for items outside the chunk"
+            );
+            assert!(
+                dst[n..].iter().all(|&b| b == FILL),
+                "getitem wrote past its items"
+            );
             if let (Some(v), Some(r)) = (&whole, range) {
-                assert!(dst[..n] == v[r], "getitem differs from the decompressed chunk");
+                assert!(
+                    dst[..n] == v[r],
+                    "getitem differs from the decompressed chunk"
+                );
             }
         }
         Err(e) => {
@@ -210,7 +266,10 @@ pub fn check_getitem(data: &[u8]) {
                 match range {
                     None => assert_eq!(e.code(), -33, "out-of-range getitem gave {e}"),
                     Some(r) => {
-                        assert!(r.len() > len && e.code() == -6, "getitem failed ({e}) on a chunk that decodes");
+                        assert!(
+                            r.len() > len && e.code() == -6,
+                            "getitem failed ({e}) on a chunk that decodes"
+                        );
                     }
                 }
             }

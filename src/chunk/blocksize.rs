@@ -28,9 +28,13 @@ pub fn split_block(cparams: &CParams, typesize: usize, blocksize: usize) -> bool
         SplitMode::Always => true,
         SplitMode::Never => false,
         SplitMode::Auto | SplitMode::ForwardCompat => {
-            let codec_ok = matches!(cparams.codec, 0 | 1) || (cparams.codec == 5 && cparams.clevel <= 5);
+            let codec_ok =
+                matches!(cparams.codec, 0 | 1) || (cparams.codec == 5 && cparams.clevel <= 5);
             let shuffled = cparams.filters.contains(&filter_id::SHUFFLE);
-            codec_ok && shuffled && typesize <= MAX_STREAMS && blocksize / typesize >= MIN_BUFFERSIZE
+            codec_ok
+                && shuffled
+                && typesize <= MAX_STREAMS
+                && blocksize / typesize >= MIN_BUFFERSIZE
         }
     }
 }

@@ -6,6 +6,7 @@
 
 use super::blocksize::{compute_blocksize, split_block};
 use super::params::CParams;
+use super::{job_threads, Context};
 use crate::codecs::{Codec, CodecCtx};
 use crate::error::{Error, Result};
 use crate::filters::{Filter, FilterCtx};
@@ -14,7 +15,6 @@ use crate::format::chunk::{
     FLAG_DELTA, FLAG_DONT_SPLIT, FLAG_MEMCPYED, FLAG_SHUFFLE, MAX_BUFFERSIZE, MAX_DICT_SIZE,
     MAX_FILTERS, MAX_TYPESIZE, MIN_BUFFERSIZE, VERSION_FORMAT_STABLE,
 };
-use super::{job_threads, Context};
 use crate::scheduler::Runtime;
 use std::sync::Arc;
 
@@ -47,7 +47,8 @@ pub fn compress(cparams: &CParams, src: &[u8], dst: &mut [u8]) -> Result<usize> 
 pub fn compress_vec(cparams: &CParams, src: &[u8]) -> Result<Vec<u8>> {
     let cap = max_compressed_len(src.len());
     let mut out = Vec::new();
-    out.try_reserve_exact(cap).map_err(|_| Error::MemoryAlloc(cap))?;
+    out.try_reserve_exact(cap)
+        .map_err(|_| Error::MemoryAlloc(cap))?;
     out.resize(cap, 0);
     let n = compress(cparams, src, &mut out)?;
     out.truncate(n);
@@ -70,15 +71,26 @@ struct Plan<'a> {
 ///
 /// # Errors
 /// As [`compress`].
-pub fn compress_ctx(ctx: &Context<'_>, cparams: &CParams, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+pub fn compress_ctx(
+    ctx: &Context<'_>,
+    cparams: &CParams,
+    src: &[u8],
+    dst: &mut [u8],
+) -> Result<usize> {
     cparams.validate()?;
     let registry = ctx.registry;
     let nbytes = src.len();
     if nbytes > MAX_BUFFERSIZE {
-        return Err(Error::MaxBufsizeExceeded { size: nbytes, limit: MAX_BUFFERSIZE });
+        return Err(Error::MaxBufsizeExceeded {
+            size: nbytes,
+            limit: MAX_BUFFERSIZE,
+        });
     }
     if dst.len() < EXTENDED_HEADER_LENGTH {
-        return Err(Error::DestinationTooSmall { needed: EXTENDED_HEADER_LENGTH, available: dst.len() });
+        return Err(Error::DestinationTooSmall {
+            needed: EXTENDED_HEADER_LENGTH,
+            available: dst.len(),
+        });
     }
     let codec = registry.codec(cparams.codec)?;
     let mut filters = Vec::with_capacity(MAX_FILTERS);
@@ -87,7 +99,11 @@ pub fn compress_ctx(ctx: &Context<'_>, cparams: &CParams, src: &[u8], dst: &mut 
             filters.push((registry.filter(id)?, meta));
         }
     }
-    let typesize = if cparams.typesize > MAX_TYPESIZE { 1 } else { cparams.typesize };
+    let typesize = if cparams.typesize > MAX_TYPESIZE {
+        1
+    } else {
+        cparams.typesize
+    };
     let blocksize = compute_blocksize(cparams, nbytes);
     let nblocks = nbytes.div_ceil(blocksize);
     let split = split_block(cparams, typesize, blocksize);
@@ -124,15 +140,30 @@ pub fn compress_ctx(ctx: &Context<'_>, cparams: &CParams, src: &[u8], dst: &mut 
     }
     header.flags |= codec.format_code() << 5;
 
-    let plan = Plan { cparams, codec, filters, typesize, blocksize, nblocks, split };
+    let plan = Plan {
+        cparams,
+        codec,
+        filters,
+        typesize,
+        blocksize,
+        nblocks,
+        split,
+    };
     // A dictionary needs compression: clevel 0 stored the chunk raw above.
-    let dict = if cparams.use_dict { train_dict(&plan, src)? } else { None };
+    let dict = if cparams.use_dict {
+        train_dict(&plan, src)?
+    } else {
+        None
+    };
     if dict.is_some() {
         header.blosc2_flags |= B2FLAG_USEDICT;
     }
     let nthreads = job_threads(&ctx.runtime, cparams.nthreads, nbytes);
     match compress_blocks(&plan, src, dst, dict.as_deref(), &ctx.runtime, nthreads)? {
-        Some(Written { cbytes, all_zero_runs }) => {
+        Some(Written {
+            cbytes,
+            all_zero_runs,
+        }) => {
             if all_zero_runs && dict.is_none() {
                 // Every stream is a zero run: C-Blosc2 rewrites the chunk as special zeros.
                 header.blosc2_flags |= (SpecialType::Zero as u8) << 4;
@@ -156,7 +187,10 @@ pub fn compress_ctx(ctx: &Context<'_>, cparams: &CParams, src: &[u8], dst: &mut 
 fn write_memcpyed(header: &mut ChunkHeader, src: &[u8], dst: &mut [u8]) -> Result<usize> {
     let cbytes = EXTENDED_HEADER_LENGTH + src.len();
     if dst.len() < cbytes {
-        return Err(Error::DestinationTooSmall { needed: cbytes, available: dst.len() });
+        return Err(Error::DestinationTooSmall {
+            needed: cbytes,
+            available: dst.len(),
+        });
     }
     header.cbytes = cbytes;
     header.write(dst);
@@ -251,7 +285,11 @@ fn compress_blocks(
     let mut scratch = [Vec::new(), Vec::new()];
     let mut all_zero_runs = true;
     // Lays block `nblock` (compressed on its own into `block`) at `pos`; false if it does not fit.
-    let mut place = |nblock: usize, block: &[u8], zero_runs: bool, pos: &mut usize, scratch: &mut [Vec<u8>; 2]| {
+    let mut place = |nblock: usize,
+                     block: &[u8],
+                     zero_runs: bool,
+                     pos: &mut usize,
+                     scratch: &mut [Vec<u8>; 2]| {
         dst[bstarts_at + 4 * nblock..bstarts_at + 4 * nblock + 4].copy_from_slice(&le32(*pos));
         let written = if *pos + max_block_record(plan, nblock, src.len()) <= dst.len() {
             dst[*pos..*pos + block.len()].copy_from_slice(block);
@@ -276,7 +314,8 @@ fn compress_blocks(
             }
         }
     } else {
-        let mut blocks: Vec<(Vec<u8>, bool)> = (0..plan.nblocks).map(|_| (Vec::new(), false)).collect();
+        let mut blocks: Vec<(Vec<u8>, bool)> =
+            (0..plan.nblocks).map(|_| (Vec::new(), false)).collect();
         runtime.for_each_chunk_mut_init(
             &mut blocks,
             1,
@@ -285,8 +324,10 @@ fn compress_blocks(
             |scratch, nblock, slot| {
                 let (block, zero_runs) = &mut slot[0];
                 block.resize(max_block_record(plan, nblock, src.len()), 0);
-                let (n, z) = compress_block(plan, src, nblock, dict, scratch, block)?
-                    .ok_or_else(|| Error::Data("a block did not fit in its worst-case size".into()))?;
+                let (n, z) =
+                    compress_block(plan, src, nblock, dict, scratch, block)?.ok_or_else(|| {
+                        Error::Data("a block did not fit in its worst-case size".into())
+                    })?;
                 block.truncate(n);
                 *zero_runs = z;
                 Ok(())
@@ -298,7 +339,10 @@ fn compress_blocks(
             }
         }
     }
-    Ok(Some(Written { cbytes: pos, all_zero_runs }))
+    Ok(Some(Written {
+        cbytes: pos,
+        all_zero_runs,
+    }))
 }
 
 /// The most bytes block `nblock`'s stream records can take: every stream stored raw
@@ -333,7 +377,9 @@ fn compress_block(
     let mut pos = 0;
     let mut all_zero_runs = true;
     for stream in filtered.chunks_exact(neblock) {
-        let Some((n, zero_run)) = compress_stream(plan.codec.as_ref(), stream, &mut out[pos..], &ctx)? else {
+        let Some((n, zero_run)) =
+            compress_stream(plan.codec.as_ref(), stream, &mut out[pos..], &ctx)?
+        else {
             return Ok(None);
         };
         pos += n;
@@ -350,7 +396,12 @@ fn le32(v: usize) -> [u8; 4] {
 /// Writes one stream record (`int32 csize` + payload) at the start of `out`; returns its
 /// length and whether it is a zero run, or `None` when it does not fit. The codec is offered
 /// `min(neblock, out.len() - 4)` bytes, as in C-Blosc2 (`blosc_c`).
-fn compress_stream(codec: &dyn Codec, stream: &[u8], out: &mut [u8], ctx: &CodecCtx<'_>) -> Result<Option<(usize, bool)>> {
+fn compress_stream(
+    codec: &dyn Codec,
+    stream: &[u8],
+    out: &mut [u8],
+    ctx: &CodecCtx<'_>,
+) -> Result<Option<(usize, bool)>> {
     let neblock = stream.len();
     if out.len() < 4 {
         return Ok(None);

@@ -7,13 +7,13 @@
 //! Format: c-blosc2 `blosc/blosc2.c` (`blosc_d`, `_blosc_getitem`,
 //! `initialize_context_decompression`); `shared/spec/chunk-format.md` §6–§12, §15.
 
+use super::{job_threads, Context, DParams};
 use crate::codecs::{Codec, CodecCtx};
 use crate::error::{Error, Result};
 use crate::filters::{Filter, FilterCtx};
 use crate::format::chunk::{
     filter_id, ChunkHeader, SpecialType, B2FLAG_INSTR_CODEC, B2FLAG_LAZY, MAX_DICT_SIZE,
 };
-use super::{job_threads, Context, DParams};
 use crate::registry::Registry;
 use crate::scheduler::Runtime;
 use std::sync::{Arc, Mutex};
@@ -39,7 +39,12 @@ pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
 ///
 /// # Errors
 /// As [`decompress`].
-pub fn decompress_ctx(ctx: &Context<'_>, dparams: &DParams, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+pub fn decompress_ctx(
+    ctx: &Context<'_>,
+    dparams: &DParams,
+    src: &[u8],
+    dst: &mut [u8],
+) -> Result<usize> {
     Decoder::new(ctx.registry, src)?.decompress_on(&ctx.runtime, dparams.nthreads, dst)
 }
 
@@ -73,7 +78,8 @@ pub fn decompress_vec_ctx(ctx: &Context<'_>, dparams: &DParams, src: &[u8]) -> R
     d.check_framing(0..d.header.nblocks())?;
     let n = d.header.nbytes;
     let mut out = Vec::new();
-    out.try_reserve_exact(n).map_err(|_| Error::MemoryAlloc(n))?;
+    out.try_reserve_exact(n)
+        .map_err(|_| Error::MemoryAlloc(n))?;
     let nthreads = job_threads(&ctx.runtime, dparams.nthreads, n);
     if d.regular() && nthreads > 1 {
         // Block 0 first, alone: delta's other blocks refer to it, and a chunk of garbage
@@ -89,9 +95,13 @@ pub fn decompress_vec_ctx(ctx: &Context<'_>, dparams: &DParams, src: &[u8]) -> R
             let (done, window) = out.split_at_mut(next * bs);
             let block0 = &done[..bs];
             let init = || [Vec::new(), Vec::new()];
-            ctx.runtime.for_each_chunk_mut_init(window, bs, nthreads, init, |scratch, i, block| {
-                d.decode_block(next + i, block, block0, scratch)
-            })?;
+            ctx.runtime.for_each_chunk_mut_init(
+                window,
+                bs,
+                nthreads,
+                init,
+                |scratch, i, block| d.decode_block(next + i, block, block0, scratch),
+            )?;
             next = last;
         }
         return Ok(out);
@@ -124,7 +134,14 @@ pub fn decompress_vec_ctx(ctx: &Context<'_>, dparams: &DParams, src: &[u8]) -> R
 /// [`Error::InvalidIndex`] if the items lie outside the chunk; [`Error::DestinationTooSmall`]
 /// if `dst` cannot hold them; otherwise as [`decompress`].
 pub fn getitem(src: &[u8], start: usize, nitems: usize, dst: &mut [u8]) -> Result<usize> {
-    getitem_ctx(&Context::global(), &DParams::default(), src, start, nitems, dst)
+    getitem_ctx(
+        &Context::global(),
+        &DParams::default(),
+        src,
+        start,
+        nitems,
+        dst,
+    )
 }
 
 /// [`getitem`] with an explicit context and parameters.
@@ -167,14 +184,20 @@ pub struct Decoder<'a> {
 
 impl std::fmt::Debug for Decoder<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Decoder").field("header", &self.header).finish_non_exhaustive()
+        f.debug_struct("Decoder")
+            .field("header", &self.header)
+            .finish_non_exhaustive()
     }
 }
 
 fn read_i32(src: &[u8], at: usize, what: &'static str) -> Result<i32> {
     match src.get(at..at + 4) {
         Some(b) => Ok(i32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-        None => Err(Error::Truncated { what, needed: at + 4, available: src.len() }),
+        None => Err(Error::Truncated {
+            what,
+            needed: at + 4,
+            available: src.len(),
+        }),
     }
 }
 
@@ -191,7 +214,9 @@ impl<'a> Decoder<'a> {
             return Err(Error::header("instrumentation chunks hold no data"));
         }
         if header.blosc2_flags & B2FLAG_LAZY != 0 {
-            return Err(Error::header("lazy chunks exist only inside a frame reader"));
+            return Err(Error::header(
+                "lazy chunks exist only inside a frame reader",
+            ));
         }
         let mut d = Decoder {
             bstarts_at: header.header_len,
@@ -210,7 +235,11 @@ impl<'a> Decoder<'a> {
         if h.memcpyed() {
             let needed = h.header_len + h.nbytes;
             if src.len() < needed {
-                return Err(Error::Truncated { what: "memcpyed chunk data", needed, available: src.len() });
+                return Err(Error::Truncated {
+                    what: "memcpyed chunk data",
+                    needed,
+                    available: src.len(),
+                });
             }
             return Ok(d);
         }
@@ -232,14 +261,22 @@ impl<'a> Decoder<'a> {
             .ok_or_else(|| Error::header(format!("{nblocks} blocks overflow the bstarts size")))?;
         let mut data_start = h.header_len + bstarts_len;
         if data_start > src.len() {
-            return Err(Error::Truncated { what: "bstarts", needed: data_start, available: src.len() });
+            return Err(Error::Truncated {
+                what: "bstarts",
+                needed: data_start,
+                available: src.len(),
+            });
         }
         if h.use_dict() {
             let dsize = read_i32(src, data_start, "dictionary size")?;
             let dsize = usize::try_from(dsize)
                 .ok()
                 .filter(|&n| n > 0 && n <= MAX_DICT_SIZE)
-                .ok_or_else(|| Error::CodecDict(format!("dictionary size {dsize} is not 1 to {MAX_DICT_SIZE}")))?;
+                .ok_or_else(|| {
+                    Error::CodecDict(format!(
+                        "dictionary size {dsize} is not 1 to {MAX_DICT_SIZE}"
+                    ))
+                })?;
             let at = data_start + 4;
             d.dict = Some(src.get(at..at + dsize).ok_or(Error::Truncated {
                 what: "dictionary",
@@ -258,9 +295,9 @@ impl<'a> Decoder<'a> {
     fn check_special(&self) -> Result<()> {
         let h = &self.header;
         match h.special {
-            SpecialType::Nan if h.typesize != 4 && h.typesize != 8 => {
-                Err(Error::RunLength(format!("NaN chunk with typesize {} (must be 4 or 8)", h.typesize)))
-            }
+            SpecialType::Nan if h.typesize != 4 && h.typesize != 8 => Err(Error::RunLength(
+                format!("NaN chunk with typesize {} (must be 4 or 8)", h.typesize),
+            )),
             SpecialType::Value => {
                 let item = h.cbytes - h.header_len;
                 if item == 0 || h.nbytes % item != 0 {
@@ -271,9 +308,12 @@ impl<'a> Decoder<'a> {
                 }
                 Ok(())
             }
-            SpecialType::Nan | SpecialType::Uninit if h.nbytes % h.typesize != 0 => Err(Error::RunLength(
-                format!("special chunk: nbytes {} is not a multiple of typesize {}", h.nbytes, h.typesize),
-            )),
+            SpecialType::Nan | SpecialType::Uninit if h.nbytes % h.typesize != 0 => {
+                Err(Error::RunLength(format!(
+                    "special chunk: nbytes {} is not a multiple of typesize {}",
+                    h.nbytes, h.typesize
+                )))
+            }
             _ => Ok(()),
         }
     }
@@ -296,7 +336,11 @@ impl<'a> Decoder<'a> {
         usize::try_from(v)
             .ok()
             .filter(|&b| b >= self.data_start && b < self.src.len())
-            .ok_or_else(|| Error::header(format!("bstarts[{nblock}] = {v} points outside the chunk data")))
+            .ok_or_else(|| {
+                Error::header(format!(
+                    "bstarts[{nblock}] = {v} points outside the chunk data"
+                ))
+            })
     }
 
     /// Decompresses the whole chunk into `dst` on `runtime`, blocks on up to `nthreads`
@@ -304,11 +348,19 @@ impl<'a> Decoder<'a> {
     ///
     /// # Errors
     /// As [`decompress`].
-    pub fn decompress_on(&self, runtime: &Runtime, nthreads: usize, dst: &mut [u8]) -> Result<usize> {
+    pub fn decompress_on(
+        &self,
+        runtime: &Runtime,
+        nthreads: usize,
+        dst: &mut [u8],
+    ) -> Result<usize> {
         let h = &self.header;
         let nbytes = h.nbytes;
         if dst.len() < nbytes {
-            return Err(Error::DestinationTooSmall { needed: nbytes, available: dst.len() });
+            return Err(Error::DestinationTooSmall {
+                needed: nbytes,
+                available: dst.len(),
+            });
         }
         let dst = &mut dst[..nbytes];
         if h.special != SpecialType::None {
@@ -377,10 +429,19 @@ impl<'a> Decoder<'a> {
 
     /// Decodes block `nblock` into its place in `chunk`, which holds the decompressed chunk
     /// at least up to the end of that block, block 0 already decoded (delta refers to it).
-    fn decode_block_at(&self, nblock: usize, chunk: &mut [u8], scratch: &mut [Vec<u8>; 2]) -> Result<()> {
+    fn decode_block_at(
+        &self,
+        nblock: usize,
+        chunk: &mut [u8],
+        scratch: &mut [Vec<u8>; 2],
+    ) -> Result<()> {
         let range = self.block_range(nblock);
         let (done, rest) = chunk.split_at_mut(range.start);
-        let block0 = if nblock == 0 { &[][..] } else { &done[..self.header.blocksize] };
+        let block0 = if nblock == 0 {
+            &[][..]
+        } else {
+            &done[..self.header.blocksize]
+        };
         self.decode_block(nblock, &mut rest[..range.len()], block0, scratch)
     }
 
@@ -439,7 +500,10 @@ impl<'a> Decoder<'a> {
         let (lo, hi) = range;
         let len = hi - lo;
         if dst.len() < len {
-            return Err(Error::DestinationTooSmall { needed: len, available: dst.len() });
+            return Err(Error::DestinationTooSmall {
+                needed: len,
+                available: dst.len(),
+            });
         }
         let dst = &mut dst[..len];
         if len == 0 {
@@ -501,7 +565,9 @@ impl<'a> Decoder<'a> {
             let nblock = blocks.start + k;
             let bstart = nblock * bs;
             let blen = bs.min(h.nbytes - bstart);
-            let mut piece = pieces[k].lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut piece = pieces[k]
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             let from = lo.max(bstart) - bstart;
             let plen = piece.len();
             if nblock == 0 && needs_ref {
@@ -528,7 +594,11 @@ impl<'a> Decoder<'a> {
         let h = &self.header;
         match h.special {
             SpecialType::Nan => {
-                let nan: &[u8] = if h.typesize == 4 { &f32::NAN.to_le_bytes() } else { &f64::NAN.to_le_bytes() };
+                let nan: &[u8] = if h.typesize == 4 {
+                    &f32::NAN.to_le_bytes()
+                } else {
+                    &f64::NAN.to_le_bytes()
+                };
                 for (i, b) in dst.iter_mut().enumerate() {
                     *b = nan[(offset + i) % nan.len()];
                 }
@@ -550,7 +620,9 @@ impl<'a> Decoder<'a> {
         let full = bsize == h.blocksize;
         let split = if h.version <= 2 {
             // Blosc1 split only small items with enough of them per block.
-            !h.dont_split() && h.typesize <= BLOSC1_MAX_SPLITS && bsize / h.typesize >= BLOSC1_MIN_SPLIT_ITEMS
+            !h.dont_split()
+                && h.typesize <= BLOSC1_MAX_SPLITS
+                && bsize / h.typesize >= BLOSC1_MIN_SPLIT_ITEMS
         } else {
             !h.dont_split()
         };
@@ -563,12 +635,24 @@ impl<'a> Decoder<'a> {
 
     /// Decodes block `nblock` into `out` (its exact length). `block0` is the decoded block 0
     /// (needed by delta for the other blocks).
-    fn decode_block(&self, nblock: usize, out: &mut [u8], block0: &[u8], scratch: &mut [Vec<u8>; 2]) -> Result<()> {
+    fn decode_block(
+        &self,
+        nblock: usize,
+        out: &mut [u8],
+        block0: &[u8],
+        scratch: &mut [Vec<u8>; 2],
+    ) -> Result<()> {
         let len = out.len();
-        let codec = self.codec.as_deref().ok_or_else(|| Error::header("chunk has no codec"))?;
+        let codec = self
+            .codec
+            .as_deref()
+            .ok_or_else(|| Error::header("chunk has no codec"))?;
         // Filters that undo something (trunc_prec is lossy: nothing to undo).
-        let active: Vec<&(Arc<dyn Filter>, u8)> =
-            self.filters.iter().filter(|(f, _)| f.id() != filter_id::TRUNC_PREC).collect();
+        let active: Vec<&(Arc<dyn Filter>, u8)> = self
+            .filters
+            .iter()
+            .filter(|(f, _)| f.id() != filter_id::TRUNC_PREC)
+            .collect();
         let [a, b] = scratch;
         let target: &mut [u8] = if active.is_empty() {
             out
@@ -611,10 +695,16 @@ impl<'a> Decoder<'a> {
             return Ok((Stream::Zeros, pos));
         }
         if csize < 0 {
-            let token = *src.get(pos).ok_or(Error::Truncated { what: "run token", needed: pos + 1, available: src.len() })?;
+            let token = *src.get(pos).ok_or(Error::Truncated {
+                what: "run token",
+                needed: pos + 1,
+                available: src.len(),
+            })?;
             return match u8::try_from(csize.unsigned_abs()) {
                 Ok(value) if token & 1 == 1 => Ok((Stream::Run(value), pos + 1)),
-                _ => Err(Error::RunLength(format!("stream run of {csize} with token {token:#04x}"))),
+                _ => Err(Error::RunLength(format!(
+                    "stream run of {csize} with token {token:#04x}"
+                ))),
             };
         }
         let csize = csize.unsigned_abs() as usize;
@@ -623,7 +713,11 @@ impl<'a> Decoder<'a> {
             needed: pos + csize,
             available: src.len(),
         })?;
-        let stream = if csize == neblock { Stream::Raw(payload) } else { Stream::Codec(payload) };
+        let stream = if csize == neblock {
+            Stream::Raw(payload)
+        } else {
+            Stream::Codec(payload)
+        };
         Ok((stream, pos + csize))
     }
 
@@ -669,12 +763,18 @@ impl<'a> Decoder<'a> {
         let mut at = 0usize;
         for nblock in 0..nblocks {
             let start = self.bstart(nblock)?;
-            let end = if nblock + 1 < nblocks { self.bstart(nblock + 1)? } else { self.src.len() };
+            let end = if nblock + 1 < nblocks {
+                self.bstart(nblock + 1)?
+            } else {
+                self.src.len()
+            };
             let size = read_i32(self.src, start, "VL block size")?;
             let size = usize::try_from(size)
                 .ok()
                 .filter(|&s| s <= nbytes - at)
-                .ok_or_else(|| Error::header(format!("VL block {nblock} size {size} exceeds nbytes")))?;
+                .ok_or_else(|| {
+                    Error::header(format!("VL block {nblock} size {size} exceeds nbytes"))
+                })?;
             let payload = self.src.get(start + 4..end).ok_or(Error::Truncated {
                 what: "VL block",
                 needed: end,
@@ -684,15 +784,26 @@ impl<'a> Decoder<'a> {
             at += size;
         }
         if at != nbytes {
-            return Err(Error::Data(format!("VL blocks hold {at} bytes, header says {nbytes}")));
+            return Err(Error::Data(format!(
+                "VL blocks hold {at} bytes, header says {nbytes}"
+            )));
         }
         Ok(blocks)
     }
 
     /// Decodes VL block `nblock` (codec payload `payload`, at byte `at` of the chunk) into
     /// `out`, its exact decoded size.
-    fn decode_vl_block(&self, nblock: usize, payload: &[u8], at: usize, out: &mut [u8]) -> Result<()> {
-        let codec = self.codec.as_deref().ok_or_else(|| Error::header("chunk has no codec"))?;
+    fn decode_vl_block(
+        &self,
+        nblock: usize,
+        payload: &[u8],
+        at: usize,
+        out: &mut [u8],
+    ) -> Result<()> {
+        let codec = self
+            .codec
+            .as_deref()
+            .ok_or_else(|| Error::header("chunk has no codec"))?;
         let size = out.len();
         let ctx = CodecCtx {
             clevel: 0,
@@ -704,7 +815,9 @@ impl<'a> Decoder<'a> {
         };
         let n = codec.decompress(payload, out, &ctx)?;
         if n != size {
-            return Err(Error::Data(format!("VL block {nblock}: decoded {n} bytes, expected {size}")));
+            return Err(Error::Data(format!(
+                "VL block {nblock}: decoded {n} bytes, expected {size}"
+            )));
         }
         let mut scratch = Vec::new();
         for (filter, meta) in self.filters.iter().rev() {

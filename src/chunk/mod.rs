@@ -23,7 +23,9 @@ mod split;
 
 pub use blocksize::{compute_blocksize, split_block};
 pub use compress::{compress, compress_ctx, compress_vec, max_compressed_len};
-pub use decompress::{decompress, decompress_ctx, decompress_vec, decompress_vec_ctx, getitem, getitem_ctx, Decoder};
+pub use decompress::{
+    decompress, decompress_ctx, decompress_vec, decompress_vec_ctx, getitem, getitem_ctx, Decoder,
+};
 pub use params::{CParams, DParams, SplitMode};
 pub use split::{compress_chunks, decompress_chunks};
 
@@ -49,13 +51,20 @@ impl Context<'static> {
     /// The process registry and runtime.
     #[must_use]
     pub fn global() -> Self {
-        Context { registry: Registry::global(), runtime: Runtime::global() }
+        Context {
+            registry: Registry::global(),
+            runtime: Runtime::global(),
+        }
     }
 }
 
 /// Threads for a job over `nbytes` bytes that asked for `nthreads` (0 = the runtime's
 /// default): 1 below the size where handing work to other threads pays.
 fn job_threads(runtime: &Runtime, nthreads: usize, nbytes: usize) -> usize {
-    let cap = if nthreads == 0 { runtime.nthreads() } else { nthreads };
+    let cap = if nthreads == 0 {
+        runtime.nthreads()
+    } else {
+        nthreads
+    };
     crate::scheduler::parallel_nthreads(nbytes, cap)
 }

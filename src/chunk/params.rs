@@ -28,7 +28,9 @@ impl SplitMode {
             2 => Ok(SplitMode::Never),
             3 => Ok(SplitMode::Auto),
             4 => Ok(SplitMode::ForwardCompat),
-            other => Err(Error::InvalidParam(format!("split mode {other} is not 1 to 4"))),
+            other => Err(Error::InvalidParam(format!(
+                "split mode {other} is not 1 to 4"
+            ))),
         }
     }
 }
@@ -90,16 +92,28 @@ impl CParams {
     /// other than zstd.
     pub fn validate(&self) -> Result<()> {
         if self.clevel > 9 {
-            return Err(Error::InvalidParam(format!("clevel {} is not 0 to 9", self.clevel)));
+            return Err(Error::InvalidParam(format!(
+                "clevel {} is not 0 to 9",
+                self.clevel
+            )));
         }
         if self.typesize == 0 || self.typesize > MAX_BLOCKSIZE {
-            return Err(Error::InvalidParam(format!("typesize {} is not 1 to {MAX_BLOCKSIZE}", self.typesize)));
+            return Err(Error::InvalidParam(format!(
+                "typesize {} is not 1 to {MAX_BLOCKSIZE}",
+                self.typesize
+            )));
         }
         if self.blocksize > MAX_BLOCKSIZE {
-            return Err(Error::InvalidParam(format!("blocksize {} exceeds {MAX_BLOCKSIZE}", self.blocksize)));
+            return Err(Error::InvalidParam(format!(
+                "blocksize {} exceeds {MAX_BLOCKSIZE}",
+                self.blocksize
+            )));
         }
         if self.use_dict && self.codec != 5 {
-            return Err(Error::CodecDict(format!("dictionaries need zstd (codec 5), not codec {}", self.codec)));
+            return Err(Error::CodecDict(format!(
+                "dictionaries need zstd (codec 5), not codec {}",
+                self.codec
+            )));
         }
         Ok(())
     }

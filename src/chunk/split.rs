@@ -1,7 +1,9 @@
 //! Buffers larger than one chunk: split into consecutive chunks that compress (and
 //! decompress) in parallel on the runtime, each chunk a regular Blosc2 chunk.
 
-use super::{compress_ctx, decompress_ctx, job_threads, max_compressed_len, CParams, Context, DParams};
+use super::{
+    compress_ctx, decompress_ctx, job_threads, max_compressed_len, CParams, Context, DParams,
+};
 use crate::error::{Error, Result};
 use crate::format::chunk::{ChunkHeader, MAX_BUFFERSIZE};
 use std::sync::Mutex;
@@ -16,9 +18,16 @@ use std::sync::Mutex;
 /// # Errors
 /// [`Error::InvalidParam`] when `chunk_bytes` is 0 or exceeds `BLOSC2_MAX_BUFFERSIZE`;
 /// otherwise as [`super::compress`].
-pub fn compress_chunks(ctx: &Context<'_>, cparams: &CParams, src: &[u8], chunk_bytes: usize) -> Result<Vec<Vec<u8>>> {
+pub fn compress_chunks(
+    ctx: &Context<'_>,
+    cparams: &CParams,
+    src: &[u8],
+    chunk_bytes: usize,
+) -> Result<Vec<Vec<u8>>> {
     if chunk_bytes == 0 || chunk_bytes > MAX_BUFFERSIZE {
-        return Err(Error::InvalidParam(format!("chunk size {chunk_bytes} is not 1 to {MAX_BUFFERSIZE} bytes")));
+        return Err(Error::InvalidParam(format!(
+            "chunk size {chunk_bytes} is not 1 to {MAX_BUFFERSIZE} bytes"
+        )));
     }
     let pieces: Vec<&[u8]> = src.chunks(chunk_bytes).collect();
     let nthreads = job_threads(&ctx.runtime, cparams.nthreads, src.len());
@@ -31,8 +40,12 @@ pub fn compress_chunks(ctx: &Context<'_>, cparams: &CParams, src: &[u8], chunk_b
     if pieces.len() < 2 || nthreads < 2 {
         return pieces.iter().map(|p| compress_one(p, cparams)).collect();
     }
-    let serial = CParams { nthreads: 1, ..cparams.clone() };
-    ctx.runtime.map_index(pieces.len(), nthreads, |i| compress_one(pieces[i], &serial))
+    let serial = CParams {
+        nthreads: 1,
+        ..cparams.clone()
+    };
+    ctx.runtime
+        .map_index(pieces.len(), nthreads, |i| compress_one(pieces[i], &serial))
 }
 
 /// Decompresses `chunks`, in order, into `dst` one after the other; returns the bytes
@@ -41,14 +54,25 @@ pub fn compress_chunks(ctx: &Context<'_>, cparams: &CParams, src: &[u8], chunk_b
 /// # Errors
 /// [`Error::DestinationTooSmall`] when the chunks hold more than `dst`; otherwise as
 /// [`super::decompress`] for the first chunk that fails.
-pub fn decompress_chunks(ctx: &Context<'_>, dparams: &DParams, chunks: &[&[u8]], dst: &mut [u8]) -> Result<usize> {
+pub fn decompress_chunks(
+    ctx: &Context<'_>,
+    dparams: &DParams,
+    chunks: &[&[u8]],
+    dst: &mut [u8],
+) -> Result<usize> {
     let mut sizes = Vec::with_capacity(chunks.len());
     for c in chunks {
         sizes.push(ChunkHeader::parse(c)?.nbytes);
     }
-    let total = sizes.iter().try_fold(0usize, |a, &n| a.checked_add(n)).unwrap_or(usize::MAX);
+    let total = sizes
+        .iter()
+        .try_fold(0usize, |a, &n| a.checked_add(n))
+        .unwrap_or(usize::MAX);
     if total > dst.len() {
-        return Err(Error::DestinationTooSmall { needed: total, available: dst.len() });
+        return Err(Error::DestinationTooSmall {
+            needed: total,
+            available: dst.len(),
+        });
     }
     let mut outs = Vec::with_capacity(chunks.len());
     let mut rest = &mut dst[..total];
@@ -58,9 +82,15 @@ pub fn decompress_chunks(ctx: &Context<'_>, dparams: &DParams, chunks: &[&[u8]],
         outs.push(Mutex::new(out));
     }
     let nthreads = job_threads(&ctx.runtime, dparams.nthreads, total);
-    let inner = if chunks.len() >= 2 && nthreads >= 2 { DParams { nthreads: 1 } } else { *dparams };
+    let inner = if chunks.len() >= 2 && nthreads >= 2 {
+        DParams { nthreads: 1 }
+    } else {
+        *dparams
+    };
     ctx.runtime.for_each_index(chunks.len(), nthreads, |i| {
-        let mut out = outs[i].lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut out = outs[i]
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         decompress_ctx(ctx, &inner, chunks[i], &mut out).map(|_| ())
     })?;
     Ok(total)

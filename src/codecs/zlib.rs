@@ -47,7 +47,9 @@ impl Codec for Zlib {
         match z.decompress(src, dst, FlushDecompress::Finish) {
             Ok(Status::StreamEnd) => usize::try_from(z.total_out())
                 .map_err(|_| Error::Data("zlib: output size overflow".into())),
-            Ok(_) => Err(Error::Data("zlib: stream incomplete or output too small".into())),
+            Ok(_) => Err(Error::Data(
+                "zlib: stream incomplete or output too small".into(),
+            )),
             Err(e) => Err(Error::Data(format!("zlib: {e}"))),
         }
     }

@@ -77,7 +77,9 @@ impl Codec for Zstd {
         if let Some(dict) = ctx.dict {
             let mut d = zstd::bulk::Decompressor::with_dictionary(dict)
                 .map_err(|e| Error::CodecDict(format!("zstd: {e}")))?;
-            return d.decompress_to_buffer(src, dst).map_err(|e| Error::Data(format!("zstd: {e}")));
+            return d
+                .decompress_to_buffer(src, dst)
+                .map_err(|e| Error::Data(format!("zstd: {e}")));
         }
         DCTX.with(|cell| {
             let mut slot = cell.borrow_mut();
@@ -88,7 +90,8 @@ impl Codec for Zstd {
                         .map_err(|e| Error::CodecParam(format!("zstd: {e}")))?,
                 ),
             };
-            d.decompress_to_buffer(src, dst).map_err(|e| Error::Data(format!("zstd: {e}")))
+            d.decompress_to_buffer(src, dst)
+                .map_err(|e| Error::Data(format!("zstd: {e}")))
         })
     }
 }

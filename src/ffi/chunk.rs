@@ -119,10 +119,15 @@ pub unsafe extern "C" fn strata_compress(
         // SAFETY: non-null; the caller guarantees it points to a strata_cparams.
         let params = unsafe { *cparams };
         // SAFETY: the caller guarantees the buffers' lengths.
-        let (Some(src), Some(dst)) = (unsafe { slice_in(src, srclen) }, unsafe { slice_out(dst, dstlen) }) else {
+        let (Some(src), Some(dst)) = (unsafe { slice_in(src, srclen) }, unsafe {
+            slice_out(dst, dstlen)
+        }) else {
             return null_pointer("src or dst");
         };
-        match params.to_cparams().and_then(|p| chunk::compress(&p, src, dst)) {
+        match params
+            .to_cparams()
+            .and_then(|p| chunk::compress(&p, src, dst))
+        {
             Ok(n) => n as i64,
             Err(e) => i64::from(fail(&e)),
         }
@@ -135,10 +140,17 @@ pub unsafe extern "C" fn strata_compress(
 /// # Safety
 /// `src` readable for `srclen` bytes; `dst` writable for `dstlen` bytes, not overlapping `src`.
 #[no_mangle]
-pub unsafe extern "C" fn strata_decompress(src: *const u8, srclen: usize, dst: *mut u8, dstlen: usize) -> i64 {
+pub unsafe extern "C" fn strata_decompress(
+    src: *const u8,
+    srclen: usize,
+    dst: *mut u8,
+    dstlen: usize,
+) -> i64 {
     boundary(|| {
         // SAFETY: the caller guarantees the buffers' lengths.
-        let (Some(src), Some(dst)) = (unsafe { slice_in(src, srclen) }, unsafe { slice_out(dst, dstlen) }) else {
+        let (Some(src), Some(dst)) = (unsafe { slice_in(src, srclen) }, unsafe {
+            slice_out(dst, dstlen)
+        }) else {
             return null_pointer("src or dst");
         };
         match chunk::decompress(src, dst) {
@@ -164,7 +176,9 @@ pub unsafe extern "C" fn strata_getitem(
 ) -> i64 {
     boundary(|| {
         // SAFETY: the caller guarantees the buffers' lengths.
-        let (Some(src), Some(dst)) = (unsafe { slice_in(src, srclen) }, unsafe { slice_out(dst, dstlen) }) else {
+        let (Some(src), Some(dst)) = (unsafe { slice_in(src, srclen) }, unsafe {
+            slice_out(dst, dstlen)
+        }) else {
             return null_pointer("src or dst");
         };
         match chunk::getitem(src, start, nitems, dst) {

@@ -47,7 +47,10 @@ fn element_size(ctx: &FilterCtx<'_>) -> Result<usize> {
     if (1..=256).contains(&ctx.typesize) {
         Ok(ctx.typesize)
     } else {
-        Err(Error::Filter { id: ID, message: format!("typesize {} is not in 1..=256", ctx.typesize) })
+        Err(Error::Filter {
+            id: ID,
+            message: format!("typesize {} is not in 1..=256", ctx.typesize),
+        })
     }
 }
 
@@ -79,7 +82,14 @@ mod tests {
     use super::*;
 
     fn ctx(typesize: usize, version: u8) -> FilterCtx<'static> {
-        FilterCtx { typesize, meta: 0, nblock: 0, offset: 0, version, dref: &[] }
+        FilterCtx {
+            typesize,
+            meta: 0,
+            nblock: 0,
+            offset: 0,
+            version,
+            dref: &[],
+        }
     }
 
     #[test]
@@ -121,7 +131,9 @@ mod tests {
             Bitshuffle.forward(&[0; 8], &mut dst, &ctx(0, 5)),
             Err(Error::Filter { id: 2, .. })
         ));
-        assert!(Bitshuffle.forward(&[0; 8], &mut dst, &ctx(1000, 5)).is_err());
+        assert!(Bitshuffle
+            .forward(&[0; 8], &mut dst, &ctx(1000, 5))
+            .is_err());
         assert!(Bitshuffle.backward(&[0; 7], &mut dst, &ctx(1, 5)).is_err());
     }
 }

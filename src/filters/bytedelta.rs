@@ -52,9 +52,16 @@ pub struct BytedeltaBuggy;
 
 /// The stream length `L` and element size for a block of `len` bytes.
 fn streams(id: u8, len: usize, ctx: &FilterCtx<'_>) -> Result<(usize, usize)> {
-    let ts = if ctx.meta != 0 { usize::from(ctx.meta) } else { ctx.typesize };
+    let ts = if ctx.meta != 0 {
+        usize::from(ctx.meta)
+    } else {
+        ctx.typesize
+    };
     if ts == 0 {
-        return Err(Error::Filter { id, message: "element size 0 (meta 0 and typesize 0)".into() });
+        return Err(Error::Filter {
+            id,
+            message: "element size 0 (meta 0 and typesize 0)".into(),
+        });
     }
     Ok((len / ts, ts))
 }
@@ -165,7 +172,14 @@ mod tests {
     use super::*;
 
     fn ctx(typesize: usize, meta: u8) -> FilterCtx<'static> {
-        FilterCtx { typesize, meta, nblock: 0, offset: 0, version: 5, dref: &[] }
+        FilterCtx {
+            typesize,
+            meta,
+            nblock: 0,
+            offset: 0,
+            version: 5,
+            dref: &[],
+        }
     }
 
     /// ID 35 / 34 forward from the definition, one byte at a time.
@@ -175,7 +189,11 @@ mod tests {
         for s in 0..ts {
             for k in 0..l {
                 let restart = buggy && l > 15 && k == l - l % 16;
-                let prev = if k == 0 || restart { 0 } else { src[s * l + k - 1] };
+                let prev = if k == 0 || restart {
+                    0
+                } else {
+                    src[s * l + k - 1]
+                };
                 out[s * l + k] = src[s * l + k].wrapping_sub(prev);
             }
         }
@@ -183,19 +201,38 @@ mod tests {
     }
 
     fn data(len: usize) -> Vec<u8> {
-        (0..len).map(|i| ((i * i * 13 + i * 7) % 256) as u8).collect()
+        (0..len)
+            .map(|i| ((i * i * 13 + i * 7) % 256) as u8)
+            .collect()
     }
 
     #[test]
     fn both_ids_match_definitions_and_round_trip() {
         for ts in [1usize, 2, 3, 4, 8, 16] {
-            for len in [0usize, 1, 15, 16, 17, 31, 32, 33, 100, 4 * 16 * 8 + 5, 1000, 4096 + 3] {
+            for len in [
+                0usize,
+                1,
+                15,
+                16,
+                17,
+                31,
+                32,
+                33,
+                100,
+                4 * 16 * 8 + 5,
+                1000,
+                4096 + 3,
+            ] {
                 let src = data(len);
                 for buggy in [false, true] {
                     let f: &dyn Filter = if buggy { &BytedeltaBuggy } else { &Bytedelta };
                     let mut out = vec![0u8; len];
                     f.forward(&src, &mut out, &ctx(ts, 0)).unwrap();
-                    assert_eq!(out, forward_def(&src, ts, buggy), "ts={ts} len={len} buggy={buggy}");
+                    assert_eq!(
+                        out,
+                        forward_def(&src, ts, buggy),
+                        "ts={ts} len={len} buggy={buggy}"
+                    );
                     let mut back = vec![0u8; len];
                     f.backward(&out, &mut back, &ctx(ts, 0)).unwrap();
                     assert_eq!(back, src, "ts={ts} len={len} buggy={buggy}");
@@ -244,7 +281,9 @@ mod tests {
         assert!(Bytedelta.forward(&[0; 9], &mut dst, &ctx(1, 0)).is_err());
         // More streams than bytes: everything is tail.
         let mut small = [0u8; 3];
-        Bytedelta.forward(&[1, 2, 3], &mut small, &ctx(1, 200)).unwrap();
+        Bytedelta
+            .forward(&[1, 2, 3], &mut small, &ctx(1, 200))
+            .unwrap();
         assert_eq!(small, [1, 2, 3]);
     }
 }

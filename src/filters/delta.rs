@@ -62,7 +62,10 @@ const ID: u8 = 3;
 /// The word size for a typesize (see the module docs).
 fn word_size(typesize: usize) -> Result<usize> {
     match typesize {
-        0 => Err(Error::Filter { id: ID, message: "typesize 0".into() }),
+        0 => Err(Error::Filter {
+            id: ID,
+            message: "typesize 0".into(),
+        }),
         1 | 2 | 4 | 8 => Ok(typesize),
         t if t % 8 == 0 => Ok(8),
         _ => Ok(1),
@@ -133,7 +136,14 @@ mod tests {
     use super::*;
 
     fn ctx(typesize: usize, nblock: usize, blocksize: usize, dref: &[u8]) -> FilterCtx<'_> {
-        FilterCtx { typesize, meta: 0, nblock, offset: nblock * blocksize, version: 5, dref }
+        FilterCtx {
+            typesize,
+            meta: 0,
+            nblock,
+            offset: nblock * blocksize,
+            version: 5,
+            dref,
+        }
     }
 
     /// Delta from the word-wise definition (C-Blosc2's loops), tail bytes copied.
@@ -145,7 +155,11 @@ mod tests {
             for k in 0..w {
                 let b = i * w + k;
                 out[b] = if first {
-                    if i == 0 { block[b] } else { block[b] ^ block[b - w] }
+                    if i == 0 {
+                        block[b]
+                    } else {
+                        block[b] ^ block[b - w]
+                    }
                 } else {
                     block[b] ^ reference[b]
                 };
@@ -161,29 +175,40 @@ mod tests {
     #[test]
     fn word_sizes() {
         let got: Vec<usize> = (1..=24).map(|t| word_size(t).unwrap()).collect();
-        assert_eq!(got, [1, 2, 1, 4, 1, 1, 1, 8, 1, 1, 1, 1, 1, 1, 1, 8, 1, 1, 1, 1, 1, 1, 1, 8]);
+        assert_eq!(
+            got,
+            [1, 2, 1, 4, 1, 1, 1, 8, 1, 1, 1, 1, 1, 1, 1, 8, 1, 1, 1, 1, 1, 1, 1, 8]
+        );
     }
 
     #[test]
     fn matches_definition_and_round_trips_a_chunk() {
         for ts in [1usize, 2, 3, 4, 8, 12, 16, 24] {
-            for (blocksize, nbytes) in [(64, 64), (64, 200), (ts * 40, ts * 97 + 5), (8, 13), (5, 7)] {
+            for (blocksize, nbytes) in
+                [(64, 64), (64, 200), (ts * 40, ts * 97 + 5), (8, 13), (5, 7)]
+            {
                 let chunk = data(nbytes, ts);
                 let mut coded = Vec::new();
                 for (b, block) in chunk.chunks(blocksize).enumerate() {
                     let mut out = vec![0u8; block.len()];
-                    Delta.forward(block, &mut out, &ctx(ts, b, blocksize, &chunk)).unwrap();
+                    Delta
+                        .forward(block, &mut out, &ctx(ts, b, blocksize, &chunk))
+                        .unwrap();
                     let want = forward_def(ts, block, &chunk, b == 0);
                     assert_eq!(out, want, "ts={ts} bs={blocksize} block={b}");
                     coded.extend_from_slice(&out);
                 }
                 let mut decoded = vec![0u8; nbytes];
                 let (first, rest) = decoded.split_at_mut(blocksize.min(nbytes));
-                Delta.backward(&coded[..first.len()], first, &ctx(ts, 0, blocksize, &[])).unwrap();
+                Delta
+                    .backward(&coded[..first.len()], first, &ctx(ts, 0, blocksize, &[]))
+                    .unwrap();
                 for (b, out) in rest.chunks_mut(blocksize).enumerate() {
                     let off = (b + 1) * blocksize;
                     let src = &coded[off..off + out.len()];
-                    Delta.backward(src, out, &ctx(ts, b + 1, blocksize, first)).unwrap();
+                    Delta
+                        .backward(src, out, &ctx(ts, b + 1, blocksize, first))
+                        .unwrap();
                 }
                 assert_eq!(decoded, chunk, "ts={ts} bs={blocksize} nbytes={nbytes}");
             }
@@ -200,7 +225,9 @@ mod tests {
         assert_eq!(out[4..8], [5 ^ 1, 6 ^ 2, 7 ^ 3, 8 ^ 4]);
         // Shorter than one word: copied whole.
         let mut short = [0u8; 3];
-        Delta.forward(&src[..3], &mut short, &ctx(8, 0, 3, &src)).unwrap();
+        Delta
+            .forward(&src[..3], &mut short, &ctx(8, 0, 3, &src))
+            .unwrap();
         assert_eq!(short, [1, 2, 3]);
     }
 
@@ -211,9 +238,15 @@ mod tests {
             Delta.forward(&[0; 8], &mut dst, &ctx(0, 0, 8, &[])),
             Err(Error::Filter { id: 3, .. })
         ));
-        assert!(Delta.forward(&[0; 7], &mut dst, &ctx(1, 0, 8, &[])).is_err());
+        assert!(Delta
+            .forward(&[0; 7], &mut dst, &ctx(1, 0, 8, &[]))
+            .is_err());
         // Block 1 with a reference shorter than the block.
-        assert!(Delta.forward(&[0; 8], &mut dst, &ctx(1, 1, 8, &[0; 4])).is_err());
-        assert!(Delta.backward(&[0; 8], &mut dst, &ctx(1, 1, 8, &[0; 4])).is_err());
+        assert!(Delta
+            .forward(&[0; 8], &mut dst, &ctx(1, 1, 8, &[0; 4]))
+            .is_err());
+        assert!(Delta
+            .backward(&[0; 8], &mut dst, &ctx(1, 1, 8, &[0; 4]))
+            .is_err());
     }
 }

@@ -39,11 +39,18 @@ const ID: u8 = 1;
 impl Shuffle {
     /// The element size for this block: `meta` if non-zero, else the typesize.
     fn element_size(ctx: &FilterCtx<'_>) -> Result<usize> {
-        let ts = if ctx.meta != 0 { usize::from(ctx.meta) } else { ctx.typesize };
+        let ts = if ctx.meta != 0 {
+            usize::from(ctx.meta)
+        } else {
+            ctx.typesize
+        };
         if (1..=256).contains(&ts) {
             Ok(ts)
         } else {
-            Err(Error::Filter { id: ID, message: format!("element size {ts} is not in 1..=256") })
+            Err(Error::Filter {
+                id: ID,
+                message: format!("element size {ts} is not in 1..=256"),
+            })
         }
     }
 }
@@ -62,7 +69,10 @@ pub(super) fn same_len(id: u8, src: &[u8], dst: &[u8]) -> Result<()> {
 
 /// Turns a kernel argument error (already ruled out by the caller) into a filter error.
 pub(super) fn kernel_err(id: u8) -> impl FnOnce(Error) -> Error {
-    move |e| Error::Filter { id, message: e.to_string() }
+    move |e| Error::Filter {
+        id,
+        message: e.to_string(),
+    }
 }
 
 impl Filter for Shuffle {
@@ -89,7 +99,14 @@ mod tests {
     use super::*;
 
     fn ctx(typesize: usize, meta: u8) -> FilterCtx<'static> {
-        FilterCtx { typesize, meta, nblock: 0, offset: 0, version: 5, dref: &[] }
+        FilterCtx {
+            typesize,
+            meta,
+            nblock: 0,
+            offset: 0,
+            version: 5,
+            dref: &[],
+        }
     }
 
     #[test]

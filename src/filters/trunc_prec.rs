@@ -43,7 +43,9 @@ fn zeroed_bits(mantissa: i32, meta: u8) -> Result<u32> {
     let p = i32::from(i8::from_ne_bytes([meta]));
     let err = |message: String| Error::Filter { id: ID, message };
     if p.abs() > mantissa {
-        return Err(err(format!("precision {p} exceeds the {mantissa}-bit mantissa")));
+        return Err(err(format!(
+            "precision {p} exceeds the {mantissa}-bit mantissa"
+        )));
     }
     let zeroed = if p >= 0 { mantissa - p } else { -p };
     if zeroed >= mantissa {
@@ -118,15 +120,23 @@ mod tests {
     fn masks_follow_the_meta_sign() {
         let x = 1.234_567_890_123_f64;
         let mut out = [0u8; 8];
-        TruncPrec.forward(&x.to_le_bytes(), &mut out, &ctx(8, 20)).unwrap();
+        TruncPrec
+            .forward(&x.to_le_bytes(), &mut out, &ctx(8, 20))
+            .unwrap();
         assert_eq!(u64::from_le_bytes(out), x.to_bits() & !((1 << 32) - 1));
-        TruncPrec.forward(&x.to_le_bytes(), &mut out, &ctx(8, -20)).unwrap();
+        TruncPrec
+            .forward(&x.to_le_bytes(), &mut out, &ctx(8, -20))
+            .unwrap();
         assert_eq!(u64::from_le_bytes(out), x.to_bits() & !((1 << 20) - 1));
         let y = 3.3_f32;
         let mut out = [0u8; 4];
-        TruncPrec.forward(&y.to_le_bytes(), &mut out, &ctx(4, 23)).unwrap();
+        TruncPrec
+            .forward(&y.to_le_bytes(), &mut out, &ctx(4, 23))
+            .unwrap();
         assert_eq!(out, y.to_le_bytes());
-        TruncPrec.forward(&y.to_le_bytes(), &mut out, &ctx(4, -22)).unwrap();
+        TruncPrec
+            .forward(&y.to_le_bytes(), &mut out, &ctx(4, -22))
+            .unwrap();
         assert_eq!(u32::from_le_bytes(out), y.to_bits() & !((1 << 22) - 1));
     }
 
@@ -145,9 +155,22 @@ mod tests {
     #[test]
     fn bad_parameters_are_errors() {
         let mut dst = [0u8; 8];
-        for (ts, meta) in [(4, 0), (8, 0), (4, 24), (4, -23), (8, 53), (8, -52), (2, 3), (0, 3), (16, 3)] {
+        for (ts, meta) in [
+            (4, 0),
+            (8, 0),
+            (4, 24),
+            (4, -23),
+            (8, 53),
+            (8, -52),
+            (2, 3),
+            (0, 3),
+            (16, 3),
+        ] {
             assert!(
-                matches!(TruncPrec.forward(&[0; 8], &mut dst, &ctx(ts, meta)), Err(Error::Filter { id: 4, .. })),
+                matches!(
+                    TruncPrec.forward(&[0; 8], &mut dst, &ctx(ts, meta)),
+                    Err(Error::Filter { id: 4, .. })
+                ),
                 "ts={ts} meta={meta}"
             );
         }

@@ -159,7 +159,9 @@ fn format_code_to_compcode(code: u8, udcompcode: u8) -> Result<u8> {
         3 => Ok(4),
         4 => Ok(5),
         FORMAT_UDCODEC => Ok(udcompcode),
-        other => Err(Error::header(format!("codec format code {other} is not supported"))),
+        other => Err(Error::header(format!(
+            "codec format code {other} is not supported"
+        ))),
     }
 }
 
@@ -174,7 +176,11 @@ impl ChunkHeader {
     /// [`Error::Truncated`], [`Error::VersionSupport`], [`Error::InvalidHeader`].
     pub fn parse(src: &[u8]) -> Result<Self> {
         if src.len() < MIN_HEADER_LENGTH {
-            return Err(Error::Truncated { what: "chunk header", needed: MIN_HEADER_LENGTH, available: src.len() });
+            return Err(Error::Truncated {
+                what: "chunk header",
+                needed: MIN_HEADER_LENGTH,
+                available: src.len(),
+            });
         }
         let version = src[0];
         if version == 0 || version > VERSION_FORMAT_VL_BLOCKS {
@@ -185,29 +191,47 @@ impl ChunkHeader {
         let nbytes = le_i32(src, 4);
         let blocksize = le_i32(src, 8);
         let cbytes = le_i32(src, 12);
-        let (Ok(nbytes), Ok(blocksize), Ok(cbytes)) =
-            (usize::try_from(nbytes), usize::try_from(blocksize), usize::try_from(cbytes))
-        else {
+        let (Ok(nbytes), Ok(blocksize), Ok(cbytes)) = (
+            usize::try_from(nbytes),
+            usize::try_from(blocksize),
+            usize::try_from(cbytes),
+        ) else {
             return Err(Error::header(format!(
                 "negative size field (nbytes {nbytes}, blocksize {blocksize}, cbytes {cbytes})"
             )));
         };
         let extended = flags & (FLAG_SHUFFLE | FLAG_BITSHUFFLE) == (FLAG_SHUFFLE | FLAG_BITSHUFFLE);
-        let header_len = if extended { EXTENDED_HEADER_LENGTH } else { MIN_HEADER_LENGTH };
+        let header_len = if extended {
+            EXTENDED_HEADER_LENGTH
+        } else {
+            MIN_HEADER_LENGTH
+        };
         if src.len() < header_len {
-            return Err(Error::Truncated { what: "extended chunk header", needed: header_len, available: src.len() });
+            return Err(Error::Truncated {
+                what: "extended chunk header",
+                needed: header_len,
+                available: src.len(),
+            });
         }
         if typesize == 0 {
             return Err(Error::header("typesize is 0"));
         }
         if cbytes < header_len {
-            return Err(Error::header(format!("cbytes {cbytes} is smaller than the {header_len}-byte header")));
+            return Err(Error::header(format!(
+                "cbytes {cbytes} is smaller than the {header_len}-byte header"
+            )));
         }
         if cbytes > src.len() {
-            return Err(Error::Truncated { what: "chunk (cbytes)", needed: cbytes, available: src.len() });
+            return Err(Error::Truncated {
+                what: "chunk (cbytes)",
+                needed: cbytes,
+                available: src.len(),
+            });
         }
         if nbytes > MAX_BUFFERSIZE {
-            return Err(Error::header(format!("nbytes {nbytes} exceeds the Blosc2 limit {MAX_BUFFERSIZE}")));
+            return Err(Error::header(format!(
+                "nbytes {nbytes} exceeds the Blosc2 limit {MAX_BUFFERSIZE}"
+            )));
         }
 
         let mut filters = [0u8; MAX_FILTERS];
@@ -240,7 +264,11 @@ impl ChunkHeader {
             2 => SpecialType::Nan,
             3 => SpecialType::Value,
             4 => SpecialType::Uninit,
-            other => return Err(Error::header(format!("special chunk kind {other} is reserved"))),
+            other => {
+                return Err(Error::header(format!(
+                    "special chunk kind {other} is reserved"
+                )))
+            }
         };
         let memcpyed = flags & FLAG_MEMCPYED != 0;
         // A memcpyed chunk may keep whatever codec bits the failed compression left.
@@ -253,14 +281,20 @@ impl ChunkHeader {
         let vl_blocks = version == VERSION_FORMAT_VL_BLOCKS;
         if vl_blocks {
             if blosc2_flags2 & !0x01 != 0 {
-                return Err(Error::header(format!("unknown blosc2_flags2 bits {blosc2_flags2:#04x}")));
+                return Err(Error::header(format!(
+                    "unknown blosc2_flags2 bits {blosc2_flags2:#04x}"
+                )));
             }
         } else if special == SpecialType::None && !(nbytes == 0 && cbytes == header_len) {
             if blocksize == 0 || blocksize > MAX_BLOCKSIZE {
-                return Err(Error::header(format!("blocksize {blocksize} out of 1..={MAX_BLOCKSIZE}")));
+                return Err(Error::header(format!(
+                    "blocksize {blocksize} out of 1..={MAX_BLOCKSIZE}"
+                )));
             }
             if nbytes > 0 && blocksize > nbytes {
-                return Err(Error::header(format!("blocksize {blocksize} exceeds nbytes {nbytes}")));
+                return Err(Error::header(format!(
+                    "blocksize {blocksize} exceeds nbytes {nbytes}"
+                )));
             }
         }
         Ok(ChunkHeader {
@@ -363,13 +397,19 @@ mod tests {
     fn parses_cblosc2_default_header() {
         // C-Blosc2 defaults, 100000 x int64 arange (shared/spec/chunk-format.md §16).
         let mut h = vec![
-            0x05, 0x01, 0x05, 0x08, 0x00, 0x35, 0x0c, 0x00, 0x00, 0x00, 0x08, 0x00, 0x5b, 0x10, 0x00,
-            0x00, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+            0x05, 0x01, 0x05, 0x08, 0x00, 0x35, 0x0c, 0x00, 0x00, 0x00, 0x08, 0x00, 0x5b, 0x10,
+            0x00, 0x00, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
         ];
         h.resize(0x105b, 0);
         let p = ChunkHeader::parse(&h).unwrap();
-        assert_eq!((p.version, p.typesize, p.nbytes, p.blocksize, p.cbytes), (5, 8, 800_000, 524_288, 4187));
-        assert_eq!((p.header_len, p.compcode, p.filters), (32, 0, [0, 0, 0, 0, 0, 1]));
+        assert_eq!(
+            (p.version, p.typesize, p.nbytes, p.blocksize, p.cbytes),
+            (5, 8, 800_000, 524_288, 4187)
+        );
+        assert_eq!(
+            (p.header_len, p.compcode, p.filters),
+            (32, 0, [0, 0, 0, 0, 0, 1])
+        );
         assert_eq!(p.nblocks(), 2);
         assert!(!p.dont_split());
         let mut out = [0u8; 32];

@@ -13,10 +13,16 @@ use std::sync::Arc;
 /// # Panics
 /// Never: `r` is freshly created and the built-in IDs are distinct (checked by a test).
 pub(super) fn register_all(r: &Registry) {
-    let codecs: [Arc<dyn crate::codecs::Codec>; 5] =
-        [Arc::new(Blosclz), Arc::new(Lz4), Arc::new(Lz4hc), Arc::new(Zlib), Arc::new(Zstd)];
+    let codecs: [Arc<dyn crate::codecs::Codec>; 5] = [
+        Arc::new(Blosclz),
+        Arc::new(Lz4),
+        Arc::new(Lz4hc),
+        Arc::new(Zlib),
+        Arc::new(Zstd),
+    ];
     for c in codecs {
-        r.register_codec(c).expect("built-in codec IDs are distinct");
+        r.register_codec(c)
+            .expect("built-in codec IDs are distinct");
     }
     let filters: [Arc<dyn crate::filters::Filter>; 6] = [
         Arc::new(Shuffle),
@@ -27,7 +33,8 @@ pub(super) fn register_all(r: &Registry) {
         Arc::new(Bytedelta),
     ];
     for f in filters {
-        r.register_filter(f).expect("built-in filter IDs are distinct");
+        r.register_filter(f)
+            .expect("built-in filter IDs are distinct");
     }
 }
 

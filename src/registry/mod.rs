@@ -68,10 +68,16 @@ impl Registry {
     /// [`Error::InvalidParam`] if a codec already holds that ID.
     pub fn register_codec(&self, codec: Arc<dyn Codec>) -> Result<()> {
         let id = codec.id();
-        let mut table = self.codecs.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut table = self
+            .codecs
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let slot = &mut table[usize::from(id)];
         if let Some(old) = slot {
-            return Err(Error::InvalidParam(format!("codec ID {id} is already taken by {}", old.name())));
+            return Err(Error::InvalidParam(format!(
+                "codec ID {id} is already taken by {}",
+                old.name()
+            )));
         }
         *slot = Some(codec);
         Ok(())
@@ -86,10 +92,16 @@ impl Registry {
         if id == 0 {
             return Err(Error::InvalidParam("filter ID 0 means no filter".into()));
         }
-        let mut table = self.filters.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut table = self
+            .filters
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let slot = &mut table[usize::from(id)];
         if let Some(old) = slot {
-            return Err(Error::InvalidParam(format!("filter ID {id} is already taken by {}", old.name())));
+            return Err(Error::InvalidParam(format!(
+                "filter ID {id} is already taken by {}",
+                old.name()
+            )));
         }
         *slot = Some(filter);
         Ok(())
@@ -100,8 +112,13 @@ impl Registry {
     /// # Errors
     /// [`Error::UnknownCodec`] if none is.
     pub fn codec(&self, id: u8) -> Result<Arc<dyn Codec>> {
-        let table = self.codecs.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-        table[usize::from(id)].clone().ok_or(Error::UnknownCodec { id })
+        let table = self
+            .codecs
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        table[usize::from(id)]
+            .clone()
+            .ok_or(Error::UnknownCodec { id })
     }
 
     /// The filter registered under `id`.
@@ -109,8 +126,13 @@ impl Registry {
     /// # Errors
     /// [`Error::UnknownFilter`] if none is.
     pub fn filter(&self, id: u8) -> Result<Arc<dyn Filter>> {
-        let table = self.filters.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-        table[usize::from(id)].clone().ok_or(Error::UnknownFilter { id })
+        let table = self
+            .filters
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        table[usize::from(id)]
+            .clone()
+            .ok_or(Error::UnknownFilter { id })
     }
 
     /// The codec registered under `name` (as Blosc2 spells it).
@@ -118,7 +140,10 @@ impl Registry {
     /// # Errors
     /// [`Error::InvalidParam`] if none is.
     pub fn codec_by_name(&self, name: &str) -> Result<Arc<dyn Codec>> {
-        let table = self.codecs.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let table = self
+            .codecs
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         table
             .iter()
             .flatten()
@@ -132,7 +157,10 @@ impl Registry {
     /// # Errors
     /// [`Error::InvalidParam`] if none is.
     pub fn filter_by_name(&self, name: &str) -> Result<Arc<dyn Filter>> {
-        let table = self.filters.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let table = self
+            .filters
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         table
             .iter()
             .flatten()
@@ -144,14 +172,24 @@ impl Registry {
     /// IDs of the registered codecs, ascending.
     #[must_use]
     pub fn codec_ids(&self) -> Vec<u8> {
-        let table = self.codecs.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-        (0..=255u8).filter(|&i| table[usize::from(i)].is_some()).collect()
+        let table = self
+            .codecs
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (0..=255u8)
+            .filter(|&i| table[usize::from(i)].is_some())
+            .collect()
     }
 
     /// IDs of the registered filters, ascending.
     #[must_use]
     pub fn filter_ids(&self) -> Vec<u8> {
-        let table = self.filters.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-        (0..=255u8).filter(|&i| table[usize::from(i)].is_some()).collect()
+        let table = self
+            .filters
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (0..=255u8)
+            .filter(|&i| table[usize::from(i)].is_some())
+            .collect()
     }
 }

@@ -85,7 +85,9 @@ pub(super) unsafe fn shuffle<const K: usize>(
     src: &[u8],
     dst: &mut [u8],
 ) -> usize {
-    let Some(total) = n.checked_mul(ts) else { return begin };
+    let Some(total) = n.checked_mul(ts) else {
+        return begin;
+    };
     if K < 2 || ts % K != 0 || (ts != K && K != 16) || src.len() < total || dst.len() < total {
         return begin;
     }
@@ -141,7 +143,9 @@ pub(super) unsafe fn unshuffle<const K: usize>(
     src: &[u8],
     dst: &mut [u8],
 ) -> usize {
-    let Some(total) = n.checked_mul(ts) else { return begin };
+    let Some(total) = n.checked_mul(ts) else {
+        return begin;
+    };
     if K < 2 || ts % K != 0 || (ts != K && K != 16) || src.len() < total || dst.len() < total {
         return begin;
     }
@@ -223,7 +227,9 @@ pub(super) unsafe fn bit_rows(plane: &[u8], rows: &mut [u8], rowlen: usize, pos:
             unsafe {
                 let m = u64::from(_mm256_movemask_epi8(x0) as u32)
                     | (u64::from(_mm256_movemask_epi8(x1) as u32) << 32);
-                dp.add(k * rowlen + pos + c / 8).cast::<u64>().write_unaligned(m.to_le());
+                dp.add(k * rowlen + pos + c / 8)
+                    .cast::<u64>()
+                    .write_unaligned(m.to_le());
                 x0 = _mm256_add_epi8(x0, x0);
                 x1 = _mm256_add_epi8(x1, x1);
             }
@@ -237,7 +243,9 @@ pub(super) unsafe fn bit_rows(plane: &[u8], rows: &mut [u8], rowlen: usize, pos:
             // SAFETY: as above, with a 4-byte store ending at `k*rowlen + pos + len/8`.
             unsafe {
                 let m = _mm256_movemask_epi8(x) as u32;
-                dp.add(k * rowlen + pos + c / 8).cast::<u32>().write_unaligned(m.to_le());
+                dp.add(k * rowlen + pos + c / 8)
+                    .cast::<u32>()
+                    .write_unaligned(m.to_le());
                 x = _mm256_add_epi8(x, x);
             }
         }

@@ -139,7 +139,13 @@ pub fn shuffle_with(level: Level, ts: usize, src: &[u8], dst: &mut [u8]) -> Resu
     let n = src.len() / ts;
     let body = n * ts;
     dst[body..].copy_from_slice(&src[body..]);
-    shuffle_run(level.min(Level::detect()), ts, n, &src[..body], &mut dst[..body]);
+    shuffle_run(
+        level.min(Level::detect()),
+        ts,
+        n,
+        &src[..body],
+        &mut dst[..body],
+    );
     Ok(())
 }
 
@@ -160,7 +166,13 @@ pub fn unshuffle_with(level: Level, ts: usize, src: &[u8], dst: &mut [u8]) -> Re
     let n = src.len() / ts;
     let body = n * ts;
     dst[body..].copy_from_slice(&src[body..]);
-    unshuffle_run(level.min(Level::detect()), ts, n, &src[..body], &mut dst[..body]);
+    unshuffle_run(
+        level.min(Level::detect()),
+        ts,
+        n,
+        &src[..body],
+        &mut dst[..body],
+    );
     Ok(())
 }
 
@@ -302,7 +314,9 @@ pub fn prefix_xor(w: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
 pub fn prefix_xor_with(level: Level, w: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
     check("prefix_xor", w, src, dst)?;
     if !matches!(w, 1 | 2 | 4 | 8) {
-        return Err(Error::InvalidParam(format!("prefix_xor: stride {w} is not 1, 2, 4 or 8")));
+        return Err(Error::InvalidParam(format!(
+            "prefix_xor: stride {w} is not 1, 2, 4 or 8"
+        )));
     }
     let level = level.min(Level::detect());
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
@@ -341,7 +355,11 @@ fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
         static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     }
     let mut buf = SCRATCH
-        .try_with(|cell| cell.try_borrow_mut().map(|mut b| std::mem::take(&mut *b)).ok())
+        .try_with(|cell| {
+            cell.try_borrow_mut()
+                .map(|mut b| std::mem::take(&mut *b))
+                .ok()
+        })
         .ok()
         .flatten()
         .unwrap_or_default();

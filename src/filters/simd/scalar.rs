@@ -126,7 +126,10 @@ fn shuffle8_any(ts: usize, n: usize, start: usize, end: usize, src: &[u8], dst: 
 
 /// Unshuffles elements `start..end` (a multiple of 8 apart), eight at a time.
 fn unshuffle8<const TS: usize>(n: usize, start: usize, end: usize, src: &[u8], dst: &mut [u8]) {
-    for (g, group) in dst[start * TS..end * TS].chunks_exact_mut(8 * TS).enumerate() {
+    for (g, group) in dst[start * TS..end * TS]
+        .chunks_exact_mut(8 * TS)
+        .enumerate()
+    {
         let i = start + 8 * g;
         let mut w = [0u64; TS];
         for (j, wj) in w.iter_mut().enumerate() {
@@ -153,7 +156,10 @@ fn unshuffle8_any(ts: usize, n: usize, start: usize, end: usize, src: &[u8], dst
         }
         return;
     };
-    for (g, group) in dst[start * ts..end * ts].chunks_exact_mut(8 * ts).enumerate() {
+    for (g, group) in dst[start * ts..end * ts]
+        .chunks_exact_mut(8 * ts)
+        .enumerate()
+    {
         let i = start + 8 * g;
         for (j, wj) in w.iter_mut().enumerate() {
             let mut b = [0u8; 8];
@@ -188,7 +194,12 @@ pub(super) fn transpose8x8(mut x: u64) -> u64 {
 /// `k` of the transposed group goes to `rows[k*rowlen + pos + g]`.
 pub(super) fn bit_rows(plane: &[u8], start: usize, rows: &mut [u8], rowlen: usize, pos: usize) {
     let first = start / 8;
-    for (g, group) in plane.get(start..).unwrap_or(&[]).chunks_exact(8).enumerate() {
+    for (g, group) in plane
+        .get(start..)
+        .unwrap_or(&[])
+        .chunks_exact(8)
+        .enumerate()
+    {
         let mut b = [0u8; 8];
         b.copy_from_slice(group);
         let y = transpose8x8(u64::from_le_bytes(b)).to_le_bytes();
@@ -204,7 +215,12 @@ pub(super) fn bit_rows(plane: &[u8], start: usize, rows: &mut [u8], rowlen: usiz
 /// bit rows `rows[k*rowlen + pos + g]`.
 pub(super) fn bit_unrows(rows: &[u8], rowlen: usize, pos: usize, plane: &mut [u8], start: usize) {
     let first = start / 8;
-    for (g, group) in plane.get_mut(start..).unwrap_or(&mut []).chunks_exact_mut(8).enumerate() {
+    for (g, group) in plane
+        .get_mut(start..)
+        .unwrap_or(&mut [])
+        .chunks_exact_mut(8)
+        .enumerate()
+    {
         let mut b = [0u8; 8];
         for (k, v) in b.iter_mut().enumerate() {
             *v = rows.get(k * rowlen + pos + first + g).copied().unwrap_or(0);
@@ -291,7 +307,11 @@ pub(super) fn prefix_xor(w: usize, src: &[u8], dst: &mut [u8], start: usize) {
     let carry = carry.to_le_bytes();
     let (rest_src, rest) = (sc.remainder(), dc.into_remainder());
     for b in 0..rest.len() {
-        let prev = if b >= w { rest[b - w] } else { carry[8 - w + b] };
+        let prev = if b >= w {
+            rest[b - w]
+        } else {
+            carry[8 - w + b]
+        };
         rest[b] = rest_src[b] ^ prev;
     }
 }
@@ -304,7 +324,9 @@ mod tests {
     fn transpose8x8_is_bit_transpose() {
         let mut state = 0x9E37_79B9_7F4A_7C15u64;
         for _ in 0..1000 {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
             let x = state;
             let y = transpose8x8(x);
             for r in 0..8 {

@@ -79,7 +79,9 @@ pub(super) unsafe fn shuffle<const K: usize>(
     src: &[u8],
     dst: &mut [u8],
 ) -> usize {
-    let Some(total) = n.checked_mul(ts) else { return begin };
+    let Some(total) = n.checked_mul(ts) else {
+        return begin;
+    };
     if K < 2 || ts % K != 0 || (ts != K && K != 16) || src.len() < total || dst.len() < total {
         return begin;
     }
@@ -129,7 +131,9 @@ pub(super) unsafe fn unshuffle<const K: usize>(
     src: &[u8],
     dst: &mut [u8],
 ) -> usize {
-    let Some(total) = n.checked_mul(ts) else { return begin };
+    let Some(total) = n.checked_mul(ts) else {
+        return begin;
+    };
     if K < 2 || ts % K != 0 || (ts != K && K != 16) || src.len() < total || dst.len() < total {
         return begin;
     }
@@ -192,7 +196,9 @@ pub(super) unsafe fn bit_rows(plane: &[u8], rows: &mut [u8], rowlen: usize, pos:
             unsafe {
                 let m = (_mm_movemask_epi8(x0) as u32 & 0xffff)
                     | ((_mm_movemask_epi8(x1) as u32 & 0xffff) << 16);
-                dp.add(k * rowlen + pos + c / 8).cast::<u32>().write_unaligned(m.to_le());
+                dp.add(k * rowlen + pos + c / 8)
+                    .cast::<u32>()
+                    .write_unaligned(m.to_le());
                 x0 = _mm_add_epi8(x0, x0);
                 x1 = _mm_add_epi8(x1, x1);
             }
@@ -206,7 +212,9 @@ pub(super) unsafe fn bit_rows(plane: &[u8], rows: &mut [u8], rowlen: usize, pos:
             // SAFETY: as above, with a 2-byte store ending at `k*rowlen + pos + len/8`.
             unsafe {
                 let m = (_mm_movemask_epi8(x) as u32 & 0xffff) as u16;
-                dp.add(k * rowlen + pos + c / 8).cast::<u16>().write_unaligned(m.to_le());
+                dp.add(k * rowlen + pos + c / 8)
+                    .cast::<u16>()
+                    .write_unaligned(m.to_le());
                 x = _mm_add_epi8(x, x);
             }
         }

@@ -175,7 +175,9 @@ fn throughput() {
     use std::time::Instant;
     let len = 256 * 1024;
     // Smooth data, like a typical numeric array.
-    let src: Vec<u8> = (0..len / 8).flat_map(|i| ((i as f64) * 0.001).sin().to_le_bytes()).collect();
+    let src: Vec<u8> = (0..len / 8)
+        .flat_map(|i| ((i as f64) * 0.001).sin().to_le_bytes())
+        .collect();
     let mut dst = vec![0u8; len];
     let mut back = vec![0u8; len];
     type Kernel = fn(Level, usize, &[u8], &mut [u8]) -> Result<()>;
@@ -193,7 +195,11 @@ fn throughput() {
         for level in levels() {
             let mut line = format!("ts={ts:2} {level:6?}");
             for (name, k) in kernels {
-                let input = if name.starts_with("un") || name.starts_with("bitun") { &dst } else { &src };
+                let input = if name.starts_with("un") || name.starts_with("bitun") {
+                    &dst
+                } else {
+                    &src
+                };
                 let input = input.clone();
                 let mut best = f64::MAX;
                 for _ in 0..25 {
@@ -235,7 +241,9 @@ mod golden {
     }
 
     fn hex(s: &str) -> Vec<u8> {
-        (0..s.len() / 2).map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap()).collect()
+        (0..s.len() / 2)
+            .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
+            .collect()
     }
 
     fn cases() -> Vec<Case> {
@@ -279,7 +287,10 @@ mod golden {
         assert!(cases.iter().filter(|c| c.source == "c-blosc2").count() >= 25);
         for c in &cases {
             let f = filter(c.filter);
-            let name = format!("{} filter {} ts {} meta {}", c.source, c.filter, c.typesize, c.meta);
+            let name = format!(
+                "{} filter {} ts {} meta {}",
+                c.source, c.filter, c.typesize, c.meta
+            );
             assert_eq!(c.input.len(), c.output.len(), "{name}");
             let ctx = |b: usize, dref| FilterCtx {
                 typesize: c.typesize,
@@ -290,8 +301,11 @@ mod golden {
                 dref,
             };
             // Forward, block by block, against the expected output.
-            for (b, (inp, want)) in
-                c.input.chunks(c.blocksize).zip(c.output.chunks(c.blocksize)).enumerate()
+            for (b, (inp, want)) in c
+                .input
+                .chunks(c.blocksize)
+                .zip(c.output.chunks(c.blocksize))
+                .enumerate()
             {
                 let mut got = vec![0u8; inp.len()];
                 f.forward(inp, &mut got, &ctx(b, &c.input)).unwrap();
@@ -300,10 +314,12 @@ mod golden {
             // Backward: block 0 first (delta needs it as the reference), then the others.
             let mut decoded = vec![0u8; c.input.len()];
             let (first, rest) = decoded.split_at_mut(c.blocksize.min(c.input.len()));
-            f.backward(&c.output[..first.len()], first, &ctx(0, &[])).unwrap();
+            f.backward(&c.output[..first.len()], first, &ctx(0, &[]))
+                .unwrap();
             for (i, out) in rest.chunks_mut(c.blocksize).enumerate() {
                 let off = (i + 1) * c.blocksize;
-                f.backward(&c.output[off..off + out.len()], out, &ctx(i + 1, first)).unwrap();
+                f.backward(&c.output[off..off + out.len()], out, &ctx(i + 1, first))
+                    .unwrap();
             }
             let want = if c.filter == 4 { &c.output } else { &c.input };
             assert_eq!(&decoded, want, "{name} backward");
@@ -313,9 +329,17 @@ mod golden {
     #[test]
     fn every_kernel_level_matches_fixtures() {
         for c in cases().iter().filter(|c| c.filter <= 2) {
-            let ts = if c.filter == 1 && c.meta != 0 { usize::from(c.meta) } else { c.typesize };
+            let ts = if c.filter == 1 && c.meta != 0 {
+                usize::from(c.meta)
+            } else {
+                c.typesize
+            };
             for level in Level::ALL.into_iter().filter(|l| l.is_supported()) {
-                for (inp, want) in c.input.chunks(c.blocksize).zip(c.output.chunks(c.blocksize)) {
+                for (inp, want) in c
+                    .input
+                    .chunks(c.blocksize)
+                    .zip(c.output.chunks(c.blocksize))
+                {
                     let mut got = vec![0u8; inp.len()];
                     let mut back = vec![0u8; inp.len()];
                     if c.filter == 1 {
@@ -356,15 +380,30 @@ fn filter_throughput() {
     };
     use std::time::Instant;
     let len = 256 * 1024;
-    let src: Vec<u8> = (0..len / 8).flat_map(|i| ((i as f64) * 0.001).sin().to_le_bytes()).collect();
+    let src: Vec<u8> = (0..len / 8)
+        .flat_map(|i| ((i as f64) * 0.001).sin().to_le_bytes())
+        .collect();
     let mut out = vec![0u8; len];
     let mut back = vec![0u8; len];
-    let filters: [&dyn Filter; 6] =
-        [&Shuffle, &Bitshuffle, &Delta, &TruncPrec, &Bytedelta, &BytedeltaBuggy];
+    let filters: [&dyn Filter; 6] = [
+        &Shuffle,
+        &Bitshuffle,
+        &Delta,
+        &TruncPrec,
+        &Bytedelta,
+        &BytedeltaBuggy,
+    ];
     for ts in [4usize, 8] {
         for f in filters {
             let meta = if f.id() == 4 { 10 } else { 0 };
-            let fwd = FilterCtx { typesize: ts, meta, nblock: 1, offset: len, version: 5, dref: &src };
+            let fwd = FilterCtx {
+                typesize: ts,
+                meta,
+                nblock: 1,
+                offset: len,
+                version: 5,
+                dref: &src,
+            };
             let bwd = FilterCtx { dref: &src, ..fwd };
             let time = |g: &mut dyn FnMut()| {
                 let mut best = f64::MAX;
@@ -379,7 +418,12 @@ fn filter_throughput() {
             };
             let a = time(&mut || f.forward(&src, &mut out, &fwd).unwrap());
             let b = time(&mut || f.backward(&out, &mut back, &bwd).unwrap());
-            let c0 = FilterCtx { offset: 0, nblock: 0, dref: &[], ..fwd };
+            let c0 = FilterCtx {
+                offset: 0,
+                nblock: 0,
+                dref: &[],
+                ..fwd
+            };
             let c = time(&mut || f.backward(&out, &mut back, &c0).unwrap());
             println!(
                 "ts={ts} {:16} forward {a:6.2} GB/s  backward {b:6.2} GB/s  (block 0: {c:6.2} GB/s)",
