@@ -282,7 +282,7 @@ fn compress_blocks(
         dst[at..at + 4].copy_from_slice(&le32(d.len()));
         dst[at + 4..at + 4 + d.len()].copy_from_slice(d);
     }
-    let mut scratch = [Vec::new(), Vec::new()];
+    let mut scratch = super::scratch::take();
     let mut all_zero_runs = true;
     // Lays block `nblock` (compressed on its own into `block`) at `pos`; false if it does not fit.
     let mut place = |nblock: usize,
@@ -320,7 +320,7 @@ fn compress_blocks(
             &mut blocks,
             1,
             nthreads,
-            || [Vec::new(), Vec::new()],
+            super::scratch::take,
             |scratch, nblock, slot| {
                 let (block, zero_runs) = &mut slot[0];
                 block.resize(max_block_record(plan, nblock, src.len()), 0);
@@ -453,7 +453,7 @@ fn train_dict(plan: &Plan<'_>, src: &[u8]) -> Result<Option<Vec<u8>>> {
         return Ok(None);
     }
     let mut filtered = Vec::with_capacity(nsamples * sample_size);
-    let mut scratch = [Vec::new(), Vec::new()];
+    let mut scratch = super::scratch::take();
     for nblock in 0..plan.nblocks {
         if filtered.len() >= nsamples * sample_size {
             break;

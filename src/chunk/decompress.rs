@@ -87,14 +87,14 @@ pub fn decompress_vec_ctx(ctx: &Context<'_>, dparams: &DParams, src: &[u8]) -> R
         let nblocks = d.header.nblocks();
         let bs = d.header.blocksize;
         out.resize(d.block_range(0).end, 0);
-        d.decode_block_at(0, &mut out, &mut [Vec::new(), Vec::new()])?;
+        d.decode_block_at(0, &mut out, &mut super::scratch::take())?;
         let mut next = 1;
         while next < nblocks {
             let last = nblocks.min(next + nthreads * WINDOW_BLOCKS_PER_THREAD);
             out.resize(d.block_range(last - 1).end, 0);
             let (done, window) = out.split_at_mut(next * bs);
             let block0 = &done[..bs];
-            let init = || [Vec::new(), Vec::new()];
+            let init = super::scratch::take;
             ctx.runtime.for_each_chunk_mut_init(
                 window,
                 bs,
@@ -107,7 +107,7 @@ pub fn decompress_vec_ctx(ctx: &Context<'_>, dparams: &DParams, src: &[u8]) -> R
         return Ok(out);
     }
     if d.regular() {
-        let mut scratch = [Vec::new(), Vec::new()];
+        let mut scratch = super::scratch::take();
         for nblock in 0..d.header.nblocks() {
             out.resize(d.block_range(nblock).end, 0);
             d.decode_block_at(nblock, &mut out, &mut scratch)?;
@@ -385,14 +385,14 @@ impl<'a> Decoder<'a> {
         self.check_framing(0..h.nblocks())?;
         let nthreads = job_threads(runtime, nthreads, nbytes);
         if nthreads <= 1 || h.nblocks() == 1 {
-            let mut scratch = [Vec::new(), Vec::new()];
+            let mut scratch = super::scratch::take();
             for nblock in 0..h.nblocks() {
                 self.decode_block_at(nblock, dst, &mut scratch)?;
             }
             return Ok(nbytes);
         }
         let bs = h.blocksize;
-        let init = || [Vec::new(), Vec::new()];
+        let init = super::scratch::take;
         if self.uses_delta() {
             // Delta's other blocks are relative to block 0: decode it first.
             let (block0, rest) = dst.split_at_mut(bs);
@@ -544,7 +544,7 @@ impl<'a> Decoder<'a> {
         self.check_framing(blocks.clone())?;
         let block0 = if needs_ref {
             let mut b = zeroed(bs)?;
-            self.decode_block(0, &mut b, &[], &mut [Vec::new(), Vec::new()])?;
+            self.decode_block(0, &mut b, &[], &mut super::scratch::take())?;
             b
         } else {
             Vec::new()
@@ -560,7 +560,7 @@ impl<'a> Decoder<'a> {
             pieces.push(Mutex::new(piece));
         }
         let nthreads = job_threads(runtime, nthreads, len);
-        let init = || ([Vec::new(), Vec::new()], Vec::new());
+        let init = || (super::scratch::take(), Vec::new());
         runtime.for_each_index_init(pieces.len(), nthreads, init, |(scratch, buf), k| {
             let nblock = blocks.start + k;
             let bstart = nblock * bs;

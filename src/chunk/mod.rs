@@ -19,6 +19,7 @@ mod blocksize;
 mod compress;
 mod decompress;
 mod params;
+mod scratch;
 mod split;
 
 pub use blocksize::{compute_blocksize, split_block};

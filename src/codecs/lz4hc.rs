@@ -1,7 +1,7 @@
 //! LZ4HC (codec ID 2, format code 1): LZ4's high-compression encoder, same block format as LZ4.
 //!
 //! Meta byte: unused. The clevel (1–9) is passed to `LZ4_compress_HC` as its level, as C-Blosc2
-//! 2.x/3.x does. Encoding uses liblz4 (through the `lz4` crate); decoding uses lz4_flex.
+//! 2.x/3.x does. Encoding and decoding use liblz4 (through the `lz4` crate), as for LZ4.
 //! Only chunk header byte 22 tells LZ4HC chunks from LZ4 ones.
 //! Format: c-blosc2 `blosc/blosc2.c` (`lz4hc_wrap_compress`).
 //!
