@@ -109,15 +109,17 @@ def strata_bench(
     return json.loads(out.splitlines()[0])
 
 
-def cross_round_trip(strata: Strata, chunk: bytes, p: Params) -> bool:
-    """Strata's chunk decodes in C-Blosc2 and C-Blosc2's in Strata, both to `chunk`."""
+def cross_round_trip(strata: Strata, chunk: bytes, p: Params) -> tuple[bool, bool]:
+    """Whether Strata's chunk decodes in C-Blosc2 and C-Blosc2's in Strata, both to `chunk`;
+    and whether the two chunks are the same bytes."""
     try:
-        ours_in_c = blosc2.decompress2(strata.compress(chunk, p))
-        theirs_in_strata = strata.decompress(blosc2.compress2(chunk, **p.cparams()))
+        ours = strata.compress(chunk, p)
+        theirs = blosc2.compress2(chunk, **p.cparams())
+        ok = blosc2.decompress2(ours) == chunk and strata.decompress(theirs) == chunk
     except (StrataError, ValueError, RuntimeError) as e:
         print(f"round trip failed: {e}", file=sys.stderr)
-        return False
-    return ours_in_c == chunk and theirs_in_strata == chunk
+        return False, False
+    return ok, ours == theirs
 
 
 def main() -> int:
@@ -135,6 +137,7 @@ def main() -> int:
     print(f"C-Blosc2 {blosc2.blosclib_version.split()[0]} (python-blosc2 {blosc2.__version__}); "
           f"median of {args.runs} runs after a warm-up; GB/s of uncompressed data; S = Strata, C = C-Blosc2")
     all_ok = True
+    ratios: tuple[list[float], list[float]] = ([], [])
     for path in args.files:
         arr = np.load(path)
         data = arr.tobytes()
@@ -144,10 +147,10 @@ def main() -> int:
                   f"{chunk_bytes} B; memcpy {memcpy_gbps(chunks, args.runs):.2f} GB/s")
             print(f"{'codec':<8} {'filter':<11} {'clevel':>6} {'thr':>3} │ {'cbytes Strata':>13} {'C-Blosc2':>10} "
                   f"{'cratio S':>8} {'C':>6} │ {'comp GB/s S':>11} {'C':>6} {'S/C':>5} │ "
-                  f"{'decomp GB/s S':>13} {'C':>6} {'S/C':>5} │ round trip")
+                  f"{'decomp GB/s S':>13} {'C':>6} {'S/C':>5} │ round trip, same bytes")
             for codec, filt, clevel in SWEEPS[args.sweep]:
                 p = Params(codec, clevel, arr.itemsize, FILTER_SETS[filt])
-                ok = cross_round_trip(strata, chunks[0], p)
+                ok, same = cross_round_trip(strata, chunks[0], p)
                 all_ok &= ok
                 for nthreads in args.nthreads:
                     ours = strata_bench(strata, path, codec, filt, clevel, chunk_bytes, nthreads, args.runs)
@@ -158,7 +161,13 @@ def main() -> int:
                           f"{ours['compress_gbps']:>11.3f} {theirs['compress_gbps']:>6.3f} "
                           f"{ours['compress_gbps'] / theirs['compress_gbps']:>5.2f} │ "
                           f"{ours['decompress_gbps']:>13.3f} {theirs['decompress_gbps']:>6.3f} "
-                          f"{ours['decompress_gbps'] / theirs['decompress_gbps']:>5.2f} │ {'ok' if ok else 'FAILED'}")
+                          f"{ours['decompress_gbps'] / theirs['decompress_gbps']:>5.2f} │ "
+                          f"{'ok' if ok else 'FAILED'}, {'yes' if same else 'no'}")
+                    ratios[0].append(ours["compress_gbps"] / theirs["compress_gbps"])
+                    ratios[1].append(ours["decompress_gbps"] / theirs["decompress_gbps"])
+    print(f"\nStrata / C-Blosc2, geometric mean over {len(ratios[0])} rows: compression "
+          f"{statistics.geometric_mean(ratios[0]):.2f}, decompression {statistics.geometric_mean(ratios[1]):.2f}; "
+          f"round trips {'all ok' if all_ok else 'FAILED'}")
     return 0 if all_ok else 1
 
 

@@ -16,7 +16,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
-stage() { printf '\n== %s (%d s)\n' "$1" "$SECONDS"; }
+stage() { printf '\n== %s (at %d s)\n' "$1" "$SECONDS"; }
 
 stage "Python environment"
 bash scripts/setup-venv.sh

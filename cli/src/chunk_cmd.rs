@@ -198,6 +198,15 @@ fn flag_names(h: &ChunkHeader) -> Vec<String> {
     names
 }
 
+/// `text` after a space, or nothing when it is empty (no trailing blanks in `info`).
+fn with_space(text: &str) -> String {
+    if text.is_empty() {
+        String::new()
+    } else {
+        format!(" {text}")
+    }
+}
+
 /// Names of the set bits of the header's `blosc2_flags` byte.
 fn blosc2_flag_names(h: &ChunkHeader) -> Vec<String> {
     let bits = [
@@ -283,15 +292,15 @@ fn info(path: &Path, as_json: bool) -> Result<()> {
     )?;
     writeln!(
         out,
-        "flags:        {:#04x} {}",
+        "flags:        {:#04x}{}",
         h.flags,
-        flag_names(&h).join(" ")
+        with_space(&flag_names(&h).join(" "))
     )?;
     writeln!(
         out,
-        "blosc2_flags: {:#04x} {}",
+        "blosc2_flags: {:#04x}{}",
         h.blosc2_flags,
-        blosc2_flag_names(&h).join(" ")
+        with_space(&blosc2_flag_names(&h).join(" "))
     )?;
     writeln!(out, "typesize:     {}", h.typesize)?;
     writeln!(out, "nbytes:       {}", h.nbytes)?;
