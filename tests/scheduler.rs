@@ -641,8 +641,11 @@ fn handoff_cost() {
     ] {
         let half = size / 2;
         let src = &data[..size];
-        let compressed: Vec<Vec<u8>> = src.chunks(half).map(lz4_flex::block::compress).collect();
-        let mut cbuf = vec![vec![0u8; lz4_flex::block::get_maximum_output_size(half)]; 2];
+        let compressed: Vec<Vec<u8>> = src
+            .chunks(half)
+            .map(|c| lz4::block::compress(c, None, false).expect("lz4 compresses"))
+            .collect();
+        let mut cbuf = vec![vec![0u8; half + half / 255 + 16]; 2];
         let mut dbuf = vec![vec![0u8; half]; 2];
         let reps = ((100u32 << 20) / size as u32 / 4).max(50);
         let mut row = Vec::new();
@@ -651,7 +654,7 @@ fn handoff_cost() {
             let r = if pause.is_some() { reps.min(200) } else { reps };
             row.push(best(r, pause, &mut || {
                 rt.for_each_chunk_mut(&mut cbuf, 1, nthreads, |i, out| {
-                    lz4_flex::block::compress_into(&src[i * half..(i + 1) * half], &mut out[0])
+                    lz4::block::compress_to_buffer(&src[i * half..(i + 1) * half], None, false, &mut out[0])
                         .map(drop)
                         .map_err(|e| Error::Data(e.to_string()))
                 })
@@ -662,7 +665,7 @@ fn handoff_cost() {
             let r = if pause.is_some() { reps.min(200) } else { reps };
             row.push(best(r, pause, &mut || {
                 rt.for_each_chunk_mut(&mut dbuf, 1, nthreads, |i, out| {
-                    lz4_flex::block::decompress_into(&compressed[i], &mut out[0])
+                    lz4::block::decompress_to_buffer(&compressed[i], Some(half as i32), &mut out[0])
                         .map(drop)
                         .map_err(|e| Error::Data(e.to_string()))
                 })
