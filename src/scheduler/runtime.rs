@@ -552,9 +552,9 @@ impl Runtime {
     /// therefore invites `threads` workers (at most all of them) and helps on top; it adds no
     /// thread, only work for one that exists. Measured on the 2-core VM (ETOPO5, 8 MiB chunks,
     /// `strata bench data/etopo5_rose.npy --codec lz4 --codec zstd --clevel 5 --filter shuffle
-    /// --chunk-bytes 8388608 --nthreads 1 --nthreads 2`), compression on 2 threads over 1:
-    /// lz4 1.25× and zstd 1.62× counting the caller, 1.76× and 1.9× inviting both workers
-    /// (1.85× and 2.0× with pinning off); decompression 1.9× either way.
+    /// --chunk-bytes 8388608 --nthreads 1 --nthreads 2`, 3 runs each), compression on 2
+    /// threads over 1: lz4 1.24–1.32× and zstd 1.62–1.65× counting the caller, 1.82–1.85× and
+    /// 1.87–1.92× inviting both workers; decompression 1.9× either way.
     fn run_job(&self, n: usize, threads: usize, body: &Body<'_>) -> Result<()> {
         let inside = LOCAL.with(|l| l.borrow().as_ref().is_some_and(|w| w.runtime_id == self.shared.id));
         let tickets = if self.pinned() && !inside {
