@@ -16,6 +16,7 @@ use crate::format::chunk::{
     MAX_FILTERS, MAX_TYPESIZE, MIN_BUFFERSIZE, VERSION_FORMAT_STABLE,
 };
 use crate::scheduler::Runtime;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// The most bytes a chunk of `nbytes` input bytes can take: `nbytes + BLOSC2_MAX_OVERHEAD`.
@@ -314,27 +315,35 @@ fn compress_blocks(
             }
         }
     } else {
-        let mut blocks: Vec<(Vec<u8>, bool)> =
-            (0..plan.nblocks).map(|_| (Vec::new(), false)).collect();
+        // One arena of worst-case slots, reused from call to call on this thread: no
+        // allocation, zero-fill or page faults per block.
+        let slot = max_block_record(plan, 0, src.len());
+        let mut arena = super::scratch::take();
+        let buf = &mut arena[0];
+        if buf.len() < slot * plan.nblocks {
+            buf.resize(slot * plan.nblocks, 0);
+        }
+        let written: Vec<(AtomicUsize, AtomicBool)> =
+            (0..plan.nblocks).map(|_| (AtomicUsize::new(0), AtomicBool::new(false))).collect();
         runtime.for_each_chunk_mut_init(
-            &mut blocks,
-            1,
+            &mut buf[..slot * plan.nblocks],
+            slot,
             nthreads,
             super::scratch::take,
-            |scratch, nblock, slot| {
-                let (block, zero_runs) = &mut slot[0];
-                block.resize(max_block_record(plan, nblock, src.len()), 0);
+            |scratch, nblock, out| {
                 let (n, z) =
-                    compress_block(plan, src, nblock, dict, scratch, block)?.ok_or_else(|| {
+                    compress_block(plan, src, nblock, dict, scratch, out)?.ok_or_else(|| {
                         Error::Data("a block did not fit in its worst-case size".into())
                     })?;
-                block.truncate(n);
-                *zero_runs = z;
+                written[nblock].0.store(n, Ordering::Relaxed);
+                written[nblock].1.store(z, Ordering::Relaxed);
                 Ok(())
             },
         )?;
-        for (nblock, (block, zero_runs)) in blocks.iter().enumerate() {
-            if place(nblock, block, *zero_runs, &mut pos, &mut scratch)?.is_none() {
+        // The job has ended: every task's stores happen before this point.
+        for (nblock, (n, z)) in written.iter().enumerate() {
+            let block = &buf[nblock * slot..nblock * slot + n.load(Ordering::Relaxed)];
+            if place(nblock, block, z.load(Ordering::Relaxed), &mut pos, &mut scratch)?.is_none() {
                 return Ok(None);
             }
         }

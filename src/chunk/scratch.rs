@@ -5,8 +5,9 @@
 use std::cell::RefCell;
 use std::ops::{Deref, DerefMut};
 
-/// Buffers no bigger than this are kept for reuse; bigger ones are freed on return.
-const KEEP_BYTES: usize = 8 << 20;
+/// Buffers no bigger than this are kept for reuse (a compression arena holds a whole chunk,
+/// up to the largest recommended chunk size); bigger ones are freed on return.
+const KEEP_BYTES: usize = 64 << 20;
 
 thread_local! {
     static POOL: RefCell<Vec<[Vec<u8>; 2]>> = const { RefCell::new(Vec::new()) };
