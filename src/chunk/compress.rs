@@ -304,11 +304,16 @@ fn compress_blocks(
         }))
     };
     if nthreads <= 1 || plan.nblocks == 1 {
-        let mut block = Vec::new();
+        let mut block_buf = super::scratch::take();
+        let block = &mut block_buf[0];
         for nblock in 0..plan.nblocks {
-            block.clear();
-            block.resize(max_block_record(plan, nblock, src.len()), 0);
-            let (n, zero_runs) = compress_block(plan, src, nblock, dict, &mut scratch, &mut block)?
+            // Grown once (zero-filled only then), reused for every block.
+            let need = max_block_record(plan, nblock, src.len());
+            if block.len() < need {
+                block.resize(need, 0);
+            }
+            let (n, zero_runs) =
+                compress_block(plan, src, nblock, dict, &mut scratch, &mut block[..need])?
                 .ok_or_else(|| Error::Data("a block did not fit in its worst-case size".into()))?;
             if place(nblock, &block[..n], zero_runs, &mut pos, &mut scratch)?.is_none() {
                 return Ok(None);
