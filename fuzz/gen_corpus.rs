@@ -8,56 +8,7 @@
 use std::path::{Path, PathBuf};
 use strata::chunk::{compress_vec, decompress_vec, CParams, SplitMode};
 use strata::codecs::{lz4::Lz4, Codec, CodecCtx};
-use strata_fuzz::{decompress_input, getitem_input};
-
-/// Deterministic data: little-endian `u32` items on a slow ramp with a little noise, so
-/// that shuffled streams compress and others fall back to raw copies.
-fn field(n: usize, seed: u32) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(2_654_435_761) | 1;
-    let mut out: Vec<u8> = (0..n.div_ceil(4) as u32)
-        .flat_map(|k| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            (k.wrapping_mul(3).wrapping_add(seed) / 5 + x % 2).to_le_bytes()
-        })
-        .collect();
-    out.truncate(n);
-    out
-}
-
-/// Text-like data that zstd can train a dictionary on.
-fn text(n: usize) -> Vec<u8> {
-    let words = ["temperature", "pressure", "humidity", "wind", "grid", "cell", "lat", "lon", "2024", "-12.5"];
-    let mut out = Vec::with_capacity(n);
-    let mut i = 0usize;
-    while out.len() < n {
-        out.extend_from_slice(words[(i * 7 + i / 3) % words.len()].as_bytes());
-        out.push(if i.is_multiple_of(11) { b'\n' } else { b' ' });
-        i += 1;
-    }
-    out.truncate(n);
-    out
-}
-
-fn le32(v: usize) -> [u8; 4] {
-    i32::try_from(v).expect("small").to_le_bytes()
-}
-
-/// A special chunk (zeros 1, NaN 2, value 3, uninit 4) as C-Blosc2's constructors write it.
-fn special(kind: u8, typesize: u8, nbytes: usize, value: &[u8]) -> Vec<u8> {
-    let mut c = vec![0u8; 32];
-    c[0] = 5;
-    c[1] = 1;
-    c[2] = 0x05;
-    c[3] = typesize;
-    c[4..8].copy_from_slice(&le32(nbytes));
-    c[8..12].copy_from_slice(&le32(nbytes.clamp(1, 4096)));
-    c[12..16].copy_from_slice(&le32(32 + value.len()));
-    c[31] = kind << 4;
-    c.extend_from_slice(value);
-    c
-}
+use strata_fuzz::{decompress_input, field, getitem_input, le32, special, text};
 
 /// Rewrites a version-5 chunk with a 32-byte header (shuffle only, no dict) as a 16-byte-header
 /// chunk of `version` (2 = Blosc1): filters move into the flags, bstarts shift by 16.
@@ -86,7 +37,14 @@ fn to_short_header(c: &[u8], version: u8) -> Vec<u8> {
 /// A C-Blosc2 3.x variable-length-block chunk (version 6) of LZ4 blocks.
 fn vl_blocks(blocks: &[Vec<u8>]) -> Vec<u8> {
     let nbytes: usize = blocks.iter().map(Vec::len).sum();
-    let ctx = CodecCtx { clevel: 5, meta: 0, typesize: 1, blocksize: 0, nblock: 0, dict: None };
+    let ctx = CodecCtx {
+        clevel: 5,
+        meta: 0,
+        typesize: 1,
+        blocksize: 0,
+        nblock: 0,
+        dict: None,
+    };
     let mut streams = Vec::new();
     let mut starts = Vec::new();
     let base = 32 + 4 * blocks.len();
@@ -128,8 +86,16 @@ fn chunks() -> Vec<(String, Vec<u8>)> {
     ];
     for codec in [0u8, 1, 2, 4, 5] {
         for (pname, filters) in &pipelines {
-            for (typesize, n, blocksize) in [(4usize, 600usize, 0usize), (8, 6000, 2048), (2, 3001, 1024)] {
-                let cp = CParams { codec, typesize, blocksize, filters: *filters, ..CParams::default() };
+            for (typesize, n, blocksize) in
+                [(4usize, 600usize, 0usize), (8, 6000, 2048), (2, 3001, 1024)]
+            {
+                let cp = CParams {
+                    codec,
+                    typesize,
+                    blocksize,
+                    filters: *filters,
+                    ..CParams::default()
+                };
                 let data = field(n, u32::from(codec) + typesize as u32);
                 if let Ok(c) = compress_vec(&cp, &data) {
                     out.push((format!("c{codec}-{pname}-ts{typesize}-n{n}"), c));
@@ -137,7 +103,13 @@ fn chunks() -> Vec<(String, Vec<u8>)> {
             }
         }
         for split in [SplitMode::Always, SplitMode::Never] {
-            let cp = CParams { codec, typesize: 4, blocksize: 1024, splitmode: split, ..CParams::default() };
+            let cp = CParams {
+                codec,
+                typesize: 4,
+                blocksize: 1024,
+                splitmode: split,
+                ..CParams::default()
+            };
             if let Ok(c) = compress_vec(&cp, &field(4096, 9)) {
                 out.push((format!("c{codec}-split{}", split as u8), c));
             }
@@ -145,20 +117,46 @@ fn chunks() -> Vec<(String, Vec<u8>)> {
         // Streams that are runs of one byte: zero runs and value runs.
         let mut runs = vec![0u8; 2048];
         runs.extend(std::iter::repeat_n(7u8, 2048));
-        let cp = CParams { codec, typesize: 4, blocksize: 1024, ..CParams::default() };
-        out.push((format!("c{codec}-runs"), compress_vec(&cp, &runs).expect("runs")));
+        let cp = CParams {
+            codec,
+            typesize: 4,
+            blocksize: 1024,
+            ..CParams::default()
+        };
+        out.push((
+            format!("c{codec}-runs"),
+            compress_vec(&cp, &runs).expect("runs"),
+        ));
         // Typesizes that are odd, large, or stored as 1.
         for typesize in [1usize, 3, 16, 255, 300] {
-            let cp = CParams { codec, typesize, splitmode: SplitMode::Always, ..CParams::default() };
+            let cp = CParams {
+                codec,
+                typesize,
+                splitmode: SplitMode::Always,
+                ..CParams::default()
+            };
             if let Ok(c) = compress_vec(&cp, &field(typesize * 40 + 5, 3)) {
                 out.push((format!("c{codec}-odd-ts{typesize}"), c));
             }
         }
     }
     // Chunks big enough (>= 64 KiB, 32 blocks) to decode on several threads.
-    for (codec, filters) in [(0u8, [0, 0, 0, 0, 0, 1]), (5, [0, 0, 0, 0, 3, 1]), (1, [1, 35, 0, 0, 0, 0])] {
-        let cp = CParams { codec, typesize: 4, blocksize: 4096, filters, ..CParams::default() };
-        out.push((format!("c{codec}-parallel"), compress_vec(&cp, &field(128 * 1024, 4)).unwrap()));
+    for (codec, filters) in [
+        (0u8, [0, 0, 0, 0, 0, 1]),
+        (5, [0, 0, 0, 0, 3, 1]),
+        (1, [1, 35, 0, 0, 0, 0]),
+    ] {
+        let cp = CParams {
+            codec,
+            typesize: 4,
+            blocksize: 4096,
+            filters,
+            ..CParams::default()
+        };
+        out.push((
+            format!("c{codec}-parallel"),
+            compress_vec(&cp, &field(128 * 1024, 4)).unwrap(),
+        ));
     }
     // LZ4 chunks with real LZ4 streams: LZ4HC writes the same block format, and only header
     // byte 22 tells the two apart (Strata's own LZ4 encoder often stores streams raw).
@@ -175,34 +173,82 @@ fn chunks() -> Vec<(String, Vec<u8>)> {
     // Memcpyed: clevel 0, tiny input, empty input.
     out.push((
         "memcpy-clevel0".into(),
-        compress_vec(&CParams { clevel: 0, ..CParams::default() }, &field(256, 1)).unwrap(),
+        compress_vec(
+            &CParams {
+                clevel: 0,
+                ..CParams::default()
+            },
+            &field(256, 1),
+        )
+        .unwrap(),
     ));
-    out.push(("memcpy-tiny".into(), compress_vec(&CParams::default(), &field(20, 2)).unwrap()));
-    out.push(("empty".into(), compress_vec(&CParams::default(), &[]).unwrap()));
+    out.push((
+        "memcpy-tiny".into(),
+        compress_vec(&CParams::default(), &field(20, 2)).unwrap(),
+    ));
+    out.push((
+        "empty".into(),
+        compress_vec(&CParams::default(), &[]).unwrap(),
+    ));
     // Incompressible data falls back to raw streams.
-    let noise: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
-    out.push(("noise".into(), compress_vec(&CParams { typesize: 1, ..CParams::default() }, &noise).unwrap()));
+    let noise: Vec<u8> = (0..4096u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    out.push((
+        "noise".into(),
+        compress_vec(
+            &CParams {
+                typesize: 1,
+                ..CParams::default()
+            },
+            &noise,
+        )
+        .unwrap(),
+    ));
     // Special chunks: automatic zeros, and the four constructors.
-    out.push(("zeros-auto".into(), compress_vec(&CParams::default(), &[0u8; 8192]).unwrap()));
+    out.push((
+        "zeros-auto".into(),
+        compress_vec(&CParams::default(), &[0u8; 8192]).unwrap(),
+    ));
     out.push(("special-zero".into(), special(1, 8, 8000, &[])));
     out.push(("special-nan4".into(), special(2, 4, 4000, &[])));
     out.push(("special-nan8".into(), special(2, 8, 8000, &[])));
     out.push(("special-value".into(), special(3, 4, 4000, &[1, 2, 3, 4])));
     out.push(("special-uninit".into(), special(4, 4, 4000, &[])));
     // A zstd chunk with a trained dictionary.
-    let dict = CParams { codec: 5, typesize: 1, blocksize: 4096, use_dict: true, ..CParams::default() };
+    let dict = CParams {
+        codec: 5,
+        typesize: 1,
+        blocksize: 4096,
+        use_dict: true,
+        ..CParams::default()
+    };
     let c = compress_vec(&dict, &text(40_000)).unwrap();
     assert!(c[31] & 1 == 1, "the dictionary chunk has no dictionary");
     out.push(("zstd-dict".into(), c));
     // Blosc1 (version 2) and compat (version 5) 16-byte headers.
     for codec in [0u8, 1, 4, 5] {
-        let cp = CParams { codec, typesize: 4, blocksize: 4096, splitmode: SplitMode::Always, ..CParams::default() };
+        let cp = CParams {
+            codec,
+            typesize: 4,
+            blocksize: 4096,
+            splitmode: SplitMode::Always,
+            ..CParams::default()
+        };
         let data = field(16384, 5);
         let c = compress_vec(&cp, &data).unwrap();
-        assert_eq!(c[2] & 0x02, 0, "codec {codec}: the 16-byte-header seed is memcpyed");
+        assert_eq!(
+            c[2] & 0x02,
+            0,
+            "codec {codec}: the 16-byte-header seed is memcpyed"
+        );
         for version in [2u8, 5] {
             let short = to_short_header(&c, version);
-            assert_eq!(decompress_vec(&short).unwrap(), data, "16-byte header v{version} codec {codec}");
+            assert_eq!(
+                decompress_vec(&short).unwrap(),
+                data,
+                "16-byte header v{version} codec {codec}"
+            );
             out.push((format!("short-v{version}-c{codec}"), short));
         }
     }
@@ -226,15 +272,28 @@ fn main() {
     let chunks = chunks();
     for (name, c) in &chunks {
         // Every seed must decode: a broken seed would only teach the fuzzer errors.
-        let whole = decompress_vec(c).unwrap_or_else(|e| panic!("seed {name} does not decode: {e}"));
+        let whole =
+            decompress_vec(c).unwrap_or_else(|e| panic!("seed {name} does not decode: {e}"));
         let typesize = usize::from(c[3]);
         let nitems = whole.len() / typesize;
         write(&dd, name, &decompress_input(0, 0, c));
-        write(&dd, &format!("{name}-short"), &decompress_input(0xa5, -1, c));
-        write(&dd, &format!("{name}-long"), &decompress_input(0x5a, 100, c));
+        write(
+            &dd,
+            &format!("{name}-short"),
+            &decompress_input(0xa5, -1, c),
+        );
+        write(
+            &dd,
+            &format!("{name}-long"),
+            &decompress_input(0x5a, 100, c),
+        );
         let mid = u32::try_from(nitems / 2).unwrap();
         write(&gd, name, &getitem_input(0, 1, c));
-        write(&gd, &format!("{name}-mid"), &getitem_input(mid, u16::try_from(nitems - nitems / 2).unwrap_or(1000), c));
+        write(
+            &gd,
+            &format!("{name}-mid"),
+            &getitem_input(mid, u16::try_from(nitems - nitems / 2).unwrap_or(1000), c),
+        );
     }
     println!(
         "wrote {} chunks as {} decompress and {} getitem seeds into {}",

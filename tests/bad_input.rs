@@ -22,6 +22,8 @@ use strata::registry::Registry;
 #[path = "../fuzz/src/lib.rs"]
 mod fuzz_checks;
 
+use fuzz_checks::{field, special, text};
+
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
@@ -67,47 +69,6 @@ fn get_i32(c: &[u8], at: usize) -> i32 {
 /// `i32` of a size known to fit.
 fn i32_of(v: usize) -> i32 {
     i32::try_from(v).unwrap()
-}
-
-/// Deterministic data: little-endian `u32` items on a slow ramp with a little noise, so that
-/// shuffled streams compress and some streams stay raw.
-fn field(n: usize, seed: u32) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(2_654_435_761) | 1;
-    let mut out: Vec<u8> = (0..u32::try_from(n.div_ceil(4)).unwrap())
-        .flat_map(|k| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            (k.wrapping_mul(3).wrapping_add(seed) / 5 + x % 2).to_le_bytes()
-        })
-        .collect();
-    out.truncate(n);
-    out
-}
-
-/// Text-like data zstd can train a dictionary on.
-fn text(n: usize) -> Vec<u8> {
-    let words = [
-        "temperature",
-        "pressure",
-        "humidity",
-        "wind",
-        "grid",
-        "cell",
-        "lat",
-        "lon",
-        "2024",
-        "-12.5",
-    ];
-    let mut out = Vec::with_capacity(n);
-    let mut i = 0usize;
-    while out.len() < n {
-        out.extend_from_slice(words[(i * 7 + i / 3) % words.len()].as_bytes());
-        out.push(if i % 11 == 0 { b'\n' } else { b' ' });
-        i += 1;
-    }
-    out.truncate(n);
-    out
 }
 
 /// A valid chunk and the data it holds.
@@ -257,21 +218,6 @@ fn zero_case() -> Case {
     );
     assert_eq!(c.header().special, strata::format::chunk::SpecialType::Zero);
     assert_eq!(c.chunk.len(), 32);
-    c
-}
-
-/// A special chunk as C-Blosc2's constructors write it (zeros 1, NaN 2, value 3, uninit 4).
-fn special(kind: u8, typesize: u8, nbytes: usize, value: &[u8]) -> Vec<u8> {
-    let mut c = vec![0u8; 32];
-    c[0] = 5;
-    c[1] = 1;
-    c[2] = 0x05;
-    c[3] = typesize;
-    set_i32(&mut c, 4, i32_of(nbytes));
-    set_i32(&mut c, 8, i32_of(nbytes.clamp(1, 4096)));
-    set_i32(&mut c, 12, i32_of(32 + value.len()));
-    c[31] = kind << 4;
-    c.extend_from_slice(value);
     c
 }
 

@@ -276,3 +276,65 @@ pub fn check_getitem(data: &[u8]) {
         }
     }
 }
+
+// Sample chunks and data, shared by the corpus generator and tests/bad_input.rs.
+
+/// Deterministic data: little-endian `u32` items on a slow ramp with a little noise, so
+/// that shuffled streams compress and others fall back to raw copies.
+pub fn field(n: usize, seed: u32) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(2_654_435_761) | 1;
+    let mut out: Vec<u8> = (0..n.div_ceil(4) as u32)
+        .flat_map(|k| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            (k.wrapping_mul(3).wrapping_add(seed) / 5 + x % 2).to_le_bytes()
+        })
+        .collect();
+    out.truncate(n);
+    out
+}
+
+/// Text-like data that zstd can train a dictionary on.
+pub fn text(n: usize) -> Vec<u8> {
+    let words = [
+        "temperature",
+        "pressure",
+        "humidity",
+        "wind",
+        "grid",
+        "cell",
+        "lat",
+        "lon",
+        "2024",
+        "-12.5",
+    ];
+    let mut out = Vec::with_capacity(n);
+    let mut i = 0usize;
+    while out.len() < n {
+        out.extend_from_slice(words[(i * 7 + i / 3) % words.len()].as_bytes());
+        out.push(if i.is_multiple_of(11) { b'\n' } else { b' ' });
+        i += 1;
+    }
+    out.truncate(n);
+    out
+}
+
+pub fn le32(v: usize) -> [u8; 4] {
+    i32::try_from(v).expect("small").to_le_bytes()
+}
+
+/// A special chunk (zeros 1, NaN 2, value 3, uninit 4) as C-Blosc2's constructors write it.
+pub fn special(kind: u8, typesize: u8, nbytes: usize, value: &[u8]) -> Vec<u8> {
+    let mut c = vec![0u8; 32];
+    c[0] = 5;
+    c[1] = 1;
+    c[2] = 0x05;
+    c[3] = typesize;
+    c[4..8].copy_from_slice(&le32(nbytes));
+    c[8..12].copy_from_slice(&le32(nbytes.clamp(1, 4096)));
+    c[12..16].copy_from_slice(&le32(32 + value.len()));
+    c[31] = kind << 4;
+    c.extend_from_slice(value);
+    c
+}
