@@ -1,3 +1,4 @@
 //! Byte layouts of the Blosc2 formats: pure bytes, no I/O, no threads, no codecs.
 
+pub mod b2nd;
 pub mod chunk;
