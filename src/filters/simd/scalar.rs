@@ -273,7 +273,7 @@ pub(super) fn prefix_sum(src: &[u8], dst: &mut [u8], start: usize) {
 /// previous eight bytes repeated over a `u64`.
 pub(super) fn prefix_xor(w: usize, src: &[u8], dst: &mut [u8], start: usize) {
     let len = src.len().min(dst.len());
-    if start >= len || !matches!(w, 1 | 2 | 4 | 8) || start % w != 0 {
+    if start >= len || !matches!(w, 1 | 2 | 4 | 8) || !start.is_multiple_of(w) {
         return;
     }
     let repeat = |word: u64| match w {
