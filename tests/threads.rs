@@ -61,7 +61,10 @@ fn identical_bytes_for_1_2_and_n_threads() {
                             "codec {codec} filters {filters:?}: {nthreads} threads differ"
                         ),
                     }
-                    let dparams = DParams { nthreads };
+                    let dparams = DParams {
+                        nthreads,
+                        ..DParams::default()
+                    };
                     assert_eq!(decompress_vec_ctx(&ctx, &dparams, &out).unwrap(), data);
                     let mut back = vec![0u8; data.len() + 8];
                     assert_eq!(
@@ -157,13 +160,19 @@ fn buffers_bigger_than_a_chunk_split_into_parallel_chunks() {
             let refs: Vec<&[u8]> = chunks.iter().map(Vec::as_slice).collect();
             let mut back = vec![0u8; data.len()];
             assert_eq!(
-                decompress_chunks(&ctx, &DParams { nthreads }, &refs, &mut back).unwrap(),
+                decompress_chunks(&ctx, &DParams {
+                    nthreads,
+                    ..DParams::default()
+                }, &refs, &mut back).unwrap(),
                 data.len()
             );
             assert_eq!(back, data);
             let mut short = vec![0u8; data.len() - 1];
             assert_eq!(
-                decompress_chunks(&ctx, &DParams { nthreads }, &refs, &mut short)
+                decompress_chunks(&ctx, &DParams {
+                    nthreads,
+                    ..DParams::default()
+                }, &refs, &mut short)
                     .unwrap_err()
                     .code(),
                 -6

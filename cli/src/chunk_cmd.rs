@@ -108,6 +108,7 @@ pub fn run(cmd: ChunkCommand) -> Result<()> {
             let chunk = read(&input)?;
             let dparams = DParams {
                 nthreads: threads.nthreads,
+                ..DParams::default()
             };
             let data = decompress_vec_ctx(&ChunkContext::global(), &dparams, &chunk)
                 .with_context(|| format!("cannot decompress {}", input.display()))?;
