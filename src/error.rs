@@ -146,7 +146,9 @@ impl Error {
             Error::InvalidHeader(_) => -11,
             Error::InvalidParam(_) => -12,
             Error::RunLength(_) => -17,
-            Error::UnknownFilter { .. } | Error::FilterNotFound { .. } | Error::Filter { .. } => -18,
+            Error::UnknownFilter { .. } | Error::FilterNotFound { .. } | Error::Filter { .. } => {
+                -18
+            }
             Error::InvalidIndex(_) => -33,
             Error::MaxBufsizeExceeded { .. } => -35,
             Error::PluginPanic { .. } => -1000,

@@ -3,7 +3,9 @@
 //! (C descriptors registered in-process: c-examples/register_plugin.c, run by tests/ffi_c.rs.)
 
 use std::sync::Arc;
-use strata::chunk::{compress_ctx, decompress_vec_ctx, getitem_ctx, max_compressed_len, CParams, Context, DParams};
+use strata::chunk::{
+    compress_ctx, decompress_vec_ctx, getitem_ctx, max_compressed_len, CParams, Context, DParams,
+};
 use strata::codecs::{Codec, CodecCtx};
 use strata::filters::{Filter, FilterCtx};
 use strata::format::b2nd::B2ndMeta;
@@ -98,7 +100,11 @@ fn data() -> Vec<u8> {
 #[test]
 fn a_rust_codec_and_filter_register_and_run_in_the_pipeline() {
     let reg = Registry::with_builtins();
-    reg.register_codec(Arc::new(Reverse { id: 180, name: "reverse" })).unwrap();
+    reg.register_codec(Arc::new(Reverse {
+        id: 180,
+        name: "reverse",
+    }))
+    .unwrap();
     reg.register_filter(Arc::new(AddMeta)).unwrap();
     let cparams = CParams {
         codec: 180,
@@ -116,7 +122,10 @@ fn a_rust_codec_and_filter_register_and_run_in_the_pipeline() {
     assert!(chunk.len() < src.len());
     for (nblock, (b, s)) in back.chunks(1024).zip(src.chunks(1024)).enumerate() {
         assert_eq!(b[..1008], s[..1008], "block {nblock}");
-        assert!(b[1008..].iter().all(|&x| x == 0u8.wrapping_sub(3)), "block {nblock}");
+        assert!(
+            b[1008..].iter().all(|&x| x == 0u8.wrapping_sub(3)),
+            "block {nblock}"
+        );
     }
     let kinds: Vec<_> = reg
         .list()
@@ -126,32 +135,63 @@ fn a_rust_codec_and_filter_register_and_run_in_the_pipeline() {
         .collect();
     assert_eq!(
         kinds,
-        [(PluginKind::Codec, 180, "reverse".into()), (PluginKind::Filter, 170, "add_meta".into())]
+        [
+            (PluginKind::Codec, 180, "reverse".into()),
+            (PluginKind::Filter, 170, "add_meta".into())
+        ]
     );
-    assert_eq!(reg.list().iter().find(|r| r.id == 5).unwrap().origin, Origin::Builtin);
+    assert_eq!(
+        reg.list().iter().find(|r| r.id == 5).unwrap().origin,
+        Origin::Builtin
+    );
 }
 
 #[test]
 fn ids_and_names_follow_the_blosc2_rules() {
     let reg = Registry::with_builtins();
-    let bad = |id, name| reg.register_codec(Arc::new(Reverse { id, name })).unwrap_err();
+    let bad = |id, name| {
+        reg.register_codec(Arc::new(Reverse { id, name }))
+            .unwrap_err()
+    };
     assert!(bad(3, "mine").to_string().contains("built-in range"));
-    assert!(bad(33, "mine").to_string().contains("Blosc2's zfp_acc, not mine"));
-    assert!(bad(99, "mine").to_string().contains("assigns it to nothing"));
+    assert!(bad(33, "mine")
+        .to_string()
+        .contains("Blosc2's zfp_acc, not mine"));
+    assert!(bad(99, "mine")
+        .to_string()
+        .contains("assigns it to nothing"));
     assert!(bad(200, "bad name").to_string().contains("[A-Za-z0-9_]"));
     // Blosc2's own name for a registered ID is accepted.
-    reg.register_codec(Arc::new(Reverse { id: 33, name: "zfp_acc" })).unwrap();
-    reg.register_codec(Arc::new(Reverse { id: 200, name: "mine" })).unwrap();
-    assert!(bad(200, "other").to_string().contains("already taken by mine"));
-    assert!(bad(201, "mine").to_string().contains("name mine is already taken by ID 200"));
-    assert!(bad(201, "zstd").to_string().contains("name zstd is already taken by ID 5"));
+    reg.register_codec(Arc::new(Reverse {
+        id: 33,
+        name: "zfp_acc",
+    }))
+    .unwrap();
+    reg.register_codec(Arc::new(Reverse {
+        id: 200,
+        name: "mine",
+    }))
+    .unwrap();
+    assert!(bad(200, "other")
+        .to_string()
+        .contains("already taken by mine"));
+    assert!(bad(201, "mine")
+        .to_string()
+        .contains("name mine is already taken by ID 200"));
+    assert!(bad(201, "zstd")
+        .to_string()
+        .contains("name zstd is already taken by ID 5"));
     assert_eq!(bad(3, "x").code(), -12);
 }
 
 #[test]
 fn a_panicking_rust_plugin_gives_an_error_code_not_an_abort() {
     let reg = Registry::with_builtins();
-    reg.register_codec(Arc::new(Reverse { id: 181, name: "reverse" })).unwrap();
+    reg.register_codec(Arc::new(Reverse {
+        id: 181,
+        name: "reverse",
+    }))
+    .unwrap();
     reg.register_filter(Arc::new(AddMeta)).unwrap();
     let base = CParams {
         codec: 181,
@@ -207,13 +247,17 @@ fn the_nd_context_reaches_codecs_through_cparams_and_dparams() {
             "needs_nd"
         }
         fn compress(&self, src: &[u8], dst: &mut [u8], ctx: &CodecCtx<'_>) -> Result<usize> {
-            let nd = ctx.nd.ok_or_else(|| strata::Error::CodecParam("no nd".into()))?;
+            let nd = ctx
+                .nd
+                .ok_or_else(|| strata::Error::CodecParam("no nd".into()))?;
             assert_eq!(nd.blockshape, [8, 16]);
             dst[..src.len() / 2].copy_from_slice(&src[..src.len() / 2]);
             Ok(src.len() / 2)
         }
         fn decompress(&self, src: &[u8], dst: &mut [u8], ctx: &CodecCtx<'_>) -> Result<usize> {
-            let nd = ctx.nd.ok_or_else(|| strata::Error::CodecParam("no nd".into()))?;
+            let nd = ctx
+                .nd
+                .ok_or_else(|| strata::Error::CodecParam("no nd".into()))?;
             assert_eq!(nd.shape, [20, 40]);
             dst[..src.len()].copy_from_slice(src);
             dst[src.len()..].copy_from_slice(src);
@@ -240,7 +284,12 @@ fn the_nd_context_reaches_codecs_through_cparams_and_dparams() {
     };
     let chunk = compress(&reg, &with_nd, &src).unwrap();
     let c = ctx(&reg);
-    assert_eq!(decompress_vec_ctx(&c, &DParams::default(), &chunk).unwrap_err().code(), -8);
+    assert_eq!(
+        decompress_vec_ctx(&c, &DParams::default(), &chunk)
+            .unwrap_err()
+            .code(),
+        -8
+    );
     let dparams = DParams {
         nd: Some(meta),
         ..DParams::default()

@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
-use strata::chunk::{compress_ctx, decompress_vec_ctx, max_compressed_len, CParams, Context, DParams};
+use strata::chunk::{
+    compress_ctx, decompress_vec_ctx, max_compressed_len, CParams, Context, DParams,
+};
 use strata::registry::{Origin, PluginKind, Registry};
 use strata::scheduler::Runtime;
 
@@ -29,7 +31,9 @@ fn build(dir: &Path, stem: &str, defines: &[&str]) -> PathBuf {
         std::env::consts::DLL_EXTENSION
     ));
     let cc = Command::new("cc")
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-I"])
+        .args([
+            "-std=c11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-I",
+        ])
         .arg(root().join("include"))
         .args(defines.iter().map(|d| format!("-D{d}")))
         .arg(root().join("tests/plugins/test_plugin.c"))
@@ -37,7 +41,11 @@ fn build(dir: &Path, stem: &str, defines: &[&str]) -> PathBuf {
         .arg(&out)
         .output()
         .expect("a C compiler (cc)");
-    assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
     out
 }
 
@@ -115,21 +123,36 @@ fn unknown_ids_name_the_id_and_every_directory_searched() {
     let msg = err.to_string();
     assert!(msg.contains("201"), "{msg}");
     assert!(msg.contains(&a.display().to_string()), "{msg}");
-    assert!(msg.contains(&format!("{} (missing)", missing.display())), "{msg}");
+    assert!(
+        msg.contains(&format!("{} (missing)", missing.display())),
+        "{msg}"
+    );
     let err = reg.filter(201).err().unwrap();
     assert_eq!(err.code(), -18);
     assert!(err.to_string().contains("unknown filter ID 201"), "{err}");
     // Blosc built-in IDs are not searched for.
-    assert_eq!(reg.codec(3).err().unwrap(), strata::Error::UnknownCodec { id: 3 });
+    assert_eq!(
+        reg.codec(3).err().unwrap(),
+        strata::Error::UnknownCodec { id: 3 }
+    );
     // An empty search path says so.
     let none = registry(&[]);
-    assert!(none.codec(201).err().unwrap().to_string().contains("search path is empty"));
+    assert!(none
+        .codec(201)
+        .err()
+        .unwrap()
+        .to_string()
+        .contains("search path is empty"));
 }
 
 #[test]
 fn plugins_are_found_by_name_too() {
     let dir = tempdir("by-name");
-    build(&dir, "strata_named", &["TEST_ID=202", "TEST_NAME=\"named_rle\""]);
+    build(
+        &dir,
+        "strata_named",
+        &["TEST_ID=202", "TEST_NAME=\"named_rle\""],
+    );
     let reg = registry(&[&dir]);
     assert_eq!(reg.codec_by_name("named_rle").unwrap().id(), 202);
     assert_eq!(reg.codec(202).unwrap().name(), "named_rle");
@@ -149,7 +172,9 @@ fn assert_rejected(stem: &str, defines: &[&str], id: u8, reason: &str) {
     let err = reg.load_plugin(&lib).unwrap_err();
     assert_eq!(err.code(), -1002, "{err}");
     assert!(err.to_string().contains(reason), "{stem}: {err}");
-    assert!(err.to_string().contains(&lib.canonicalize().unwrap().display().to_string()));
+    assert!(err
+        .to_string()
+        .contains(&lib.canonicalize().unwrap().display().to_string()));
     assert_eq!(reg.list(), before, "{stem}: something was registered");
 }
 
@@ -160,19 +185,39 @@ fn a_wrong_abi_version_is_rejected() {
 
 #[test]
 fn a_wrong_kind_is_rejected() {
-    assert_rejected("strata_bad_kind", &["TEST_KIND=7"], 200, "kind 7 is neither");
+    assert_rejected(
+        "strata_bad_kind",
+        &["TEST_KIND=7"],
+        200,
+        "kind 7 is neither",
+    );
 }
 
 #[test]
 fn an_id_blosc2_assigns_to_another_codec_is_rejected() {
-    assert_rejected("strata_bad_id", &["TEST_ID=33"], 33, "Blosc2's zfp_acc, not test_rle");
+    assert_rejected(
+        "strata_bad_id",
+        &["TEST_ID=33"],
+        33,
+        "Blosc2's zfp_acc, not test_rle",
+    );
     assert_rejected("strata_builtin_id", &["TEST_ID=7"], 200, "built-in range");
-    assert_rejected("strata_unassigned", &["TEST_ID=100"], 100, "assigns it to nothing");
+    assert_rejected(
+        "strata_unassigned",
+        &["TEST_ID=100"],
+        100,
+        "assigns it to nothing",
+    );
 }
 
 #[test]
 fn a_bad_name_or_a_duplicate_is_rejected() {
-    assert_rejected("strata_bad_name", &["TEST_NAME=\"no spaces\""], 200, "[A-Za-z0-9_]");
+    assert_rejected(
+        "strata_bad_name",
+        &["TEST_NAME=\"no spaces\""],
+        200,
+        "[A-Za-z0-9_]",
+    );
     assert_rejected("strata_twice", &["TWICE"], 200, "twice");
 }
 
@@ -191,7 +236,10 @@ fn a_file_that_is_not_a_library_is_rejected() {
     assert!(err.to_string().contains("cannot be loaded"), "{err}");
     let err = reg.load_plugin(&junk).unwrap_err();
     assert_eq!(err.code(), -1002);
-    assert!(reg.list().iter().all(|r| r.id < 32 || r.id == 34 || r.id == 35));
+    assert!(reg
+        .list()
+        .iter()
+        .all(|r| r.id < 32 || r.id == 34 || r.id == 35));
 }
 
 #[test]
@@ -222,7 +270,11 @@ fn a_negative_return_is_an_error_with_the_plugins_message() {
 #[test]
 fn a_plugin_reporting_a_panic_gives_the_panic_code() {
     let dir = tempdir("panic-code");
-    build(&dir, "strata_panic", &["FAIL_CODE=STRATA_ERROR_PLUGIN_PANIC"]);
+    build(
+        &dir,
+        "strata_panic",
+        &["FAIL_CODE=STRATA_ERROR_PLUGIN_PANIC"],
+    );
     let reg = registry(&[&dir]);
     let err = compress_with(&reg, &cparams(200), &runs()).unwrap_err();
     assert_eq!(err, strata::Error::PluginPanic { id: 200 });
@@ -232,7 +284,15 @@ fn a_plugin_reporting_a_panic_gives_the_panic_code() {
 #[test]
 fn a_plugin_filter_runs_in_the_pipeline() {
     let dir = tempdir("filter");
-    build(&dir, "strata_copy_filter", &["TEST_KIND=STRATA_PLUGIN_FILTER", "TEST_ID=210", "TEST_NAME=\"copy\""]);
+    build(
+        &dir,
+        "strata_copy_filter",
+        &[
+            "TEST_KIND=STRATA_PLUGIN_FILTER",
+            "TEST_ID=210",
+            "TEST_NAME=\"copy\"",
+        ],
+    );
     let reg = registry(&[&dir]);
     let data = runs();
     let params = CParams {
@@ -268,7 +328,12 @@ fn many_threads_asking_for_an_unloaded_id_load_the_library_once() {
         h.join().unwrap();
     }
     let calls = std::fs::read_to_string(&log).unwrap();
-    assert_eq!(calls.lines().count(), 1, "the entry point ran {} times", calls.lines().count());
+    assert_eq!(
+        calls.lines().count(),
+        1,
+        "the entry point ran {} times",
+        calls.lines().count()
+    );
     assert_eq!(reg.list().iter().filter(|r| r.id == 203).count(), 1);
 }
 
@@ -280,9 +345,16 @@ fn explicit_loading_registers_everything_and_is_idempotent() {
     let got = reg.load_plugin(&lib).unwrap();
     assert_eq!(got.len(), 1);
     assert_eq!((got[0].id, got[0].name.as_str()), (204, "test_rle"));
-    assert!(reg.load_plugin(&lib).unwrap().is_empty(), "loading again registers nothing new");
+    assert!(
+        reg.load_plugin(&lib).unwrap().is_empty(),
+        "loading again registers nothing new"
+    );
     // Another library with the same ID is refused, and leaves the first in place.
-    let other = build(&dir, "strata_explicit2", &["TEST_ID=204", "TEST_NAME=\"other\""]);
+    let other = build(
+        &dir,
+        "strata_explicit2",
+        &["TEST_ID=204", "TEST_NAME=\"other\""],
+    );
     let err = reg.load_plugin(&other).unwrap_err();
     assert!(err.to_string().contains("already taken"), "{err}");
     assert_eq!(reg.codec(204).unwrap().name(), "test_rle");

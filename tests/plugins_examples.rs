@@ -4,7 +4,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use strata::chunk::{compress_ctx, decompress_vec_ctx, max_compressed_len, CParams, Context, DParams};
+use strata::chunk::{
+    compress_ctx, decompress_vec_ctx, max_compressed_len, CParams, Context, DParams,
+};
 use strata::registry::{Origin, Registry};
 use strata::scheduler::Runtime;
 
@@ -26,14 +28,28 @@ fn plugin_dir() -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let cc = Command::new("cc")
-        .args(["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic", "-shared", "-fPIC", "-I"])
+        .args([
+            "-std=c11",
+            "-O2",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-pedantic",
+            "-shared",
+            "-fPIC",
+            "-I",
+        ])
         .arg(root().join("include"))
         .arg(root().join("plugins/examples/c-codec/example_rle.c"))
         .arg("-o")
         .arg(dir.join(lib_name("example_rle")))
         .output()
         .expect("a C compiler (cc)");
-    assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
     let exe = std::env::current_exe().unwrap();
     let profile_dir = exe.parent().and_then(Path::parent).unwrap();
     let mut cargo = Command::new(env!("CARGO"));
@@ -105,7 +121,12 @@ fn the_c_codec_and_the_rust_filter_load_from_a_plugin_directory() {
         ..with.clone()
     };
     let (a, b) = (compress(&r, &with, &times), compress(&r, &without, &times));
-    assert!(a.len() * 3 < b.len(), "int_delta: {} bytes, without: {}", a.len(), b.len());
+    assert!(
+        a.len() * 3 < b.len(),
+        "int_delta: {} bytes, without: {}",
+        a.len(),
+        b.len()
+    );
     assert_eq!(decompress(&r, &a), times);
 
     let origins: Vec<_> = r

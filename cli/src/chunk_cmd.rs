@@ -184,7 +184,6 @@ fn compress(args: &CompressArgs) -> Result<()> {
         filters_meta,
         use_dict: args.dict,
         nthreads: args.threads.nthreads,
-        ..CParams::default()
     };
     let chunk = compress_vec(&cparams, &input.data)
         .with_context(|| format!("cannot compress {}", args.input.display()))?;

@@ -4,8 +4,8 @@
 
 use anyhow::{anyhow, Result};
 use clap::ValueEnum;
-use strata::chunk::{CParams, SplitMode};
 use std::sync::Arc;
+use strata::chunk::{CParams, SplitMode};
 use strata::format::b2nd::B2ndMeta;
 use strata::format::chunk::{filter_id, MAX_FILTERS};
 use strata::registry::Registry;
@@ -281,7 +281,9 @@ mod tests {
         assert!(parse_codec("3").unwrap_err().contains("unknown codec ID 3"));
         assert_eq!(spec("35:4").id, 35);
         assert_eq!(spec("1").id, 1);
-        assert!(parse_filter("7").unwrap_err().contains("unknown filter ID 7"));
+        assert!(parse_filter("7")
+            .unwrap_err()
+            .contains("unknown filter ID 7"));
         assert_eq!(parse_codec_meta("-2"), Ok(0xfe));
         assert_eq!(parse_codec_meta("200"), Ok(200));
         assert!(parse_codec_meta("256").is_err());

@@ -31,7 +31,9 @@ pub fn run(args: &PluginsArgs) -> Result<()> {
     let problems = registry.load_search_path();
     let entries = registry.list();
     let dirs = registry.plugin_dirs();
-    let of = |kind: PluginKind| -> Vec<&Registered> { entries.iter().filter(|e| e.kind == kind).collect() };
+    let of = |kind: PluginKind| -> Vec<&Registered> {
+        entries.iter().filter(|e| e.kind == kind).collect()
+    };
     let mut out = std::io::stdout().lock();
     if args.json {
         let list = |kind| {
@@ -49,12 +51,18 @@ pub fn run(args: &PluginsArgs) -> Result<()> {
         writeln!(out, "{obj}")?;
         return Ok(());
     }
-    writeln!(out, "plugin search path (STRATA_PLUGIN_PATH, then the defaults):")?;
+    writeln!(
+        out,
+        "plugin search path (STRATA_PLUGIN_PATH, then the defaults):"
+    )?;
     for d in &dirs {
         let note = if d.is_dir() { "" } else { " (missing)" };
         writeln!(out, "  {}{note}", d.display())?;
     }
-    for (kind, title) in [(PluginKind::Codec, "codecs"), (PluginKind::Filter, "filters")] {
+    for (kind, title) in [
+        (PluginKind::Codec, "codecs"),
+        (PluginKind::Filter, "filters"),
+    ] {
         writeln!(out, "{title}:")?;
         for e in of(kind) {
             writeln!(out, "  {:>3}  {:<16} {}", e.id, e.name, origin(&e.origin))?;

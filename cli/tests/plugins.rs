@@ -36,7 +36,8 @@ fn plugin_dir() -> TempDir {
         .expect("a C compiler (cc)");
     assert!(cc.status.success(), "{}", text(&cc.stderr));
     std::fs::write(
-        dir.path().join(format!("libjunk.{}", std::env::consts::DLL_EXTENSION)),
+        dir.path()
+            .join(format!("libjunk.{}", std::env::consts::DLL_EXTENSION)),
         b"junk",
     )
     .unwrap();
@@ -49,12 +50,24 @@ fn plugins_lists_builtins_and_loaded_libraries_with_their_paths() {
     let out = strata(dir.path(), &["plugins"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let listing = text(&out.stdout);
-    assert!(listing.contains(&format!("  {}\n", dir.path().display())), "{listing}");
-    assert!(listing.contains("    5  zstd             built-in"), "{listing}");
+    assert!(
+        listing.contains(&format!("  {}\n", dir.path().display())),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("    5  zstd             built-in"),
+        "{listing}"
+    );
     assert!(listing.contains("  244  example_rle      "), "{listing}");
     assert!(listing.contains("libexample_rle."), "{listing}");
-    assert!(listing.contains("   35  bytedelta        built-in"), "{listing}");
-    assert!(listing.contains("rejected:\n  plugin ") && listing.contains("libjunk"), "{listing}");
+    assert!(
+        listing.contains("   35  bytedelta        built-in"),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("rejected:\n  plugin ") && listing.contains("libjunk"),
+        "{listing}"
+    );
     let json: serde_json::Value =
         serde_json::from_slice(&strata(dir.path(), &["plugins", "--json"]).stdout).unwrap();
     let rle = json["codecs"]
@@ -81,7 +94,16 @@ fn codec_and_filter_options_take_plugin_names_and_ids() {
     for codec in ["example_rle", "244"] {
         let chunk = work.path().join(format!("{codec}.b2"));
         let back = work.path().join(format!("{codec}.raw"));
-        let args = ["chunk", "compress", "--codec", codec, "--typesize", "1", "--filter", "0"];
+        let args = [
+            "chunk",
+            "compress",
+            "--codec",
+            codec,
+            "--typesize",
+            "1",
+            "--filter",
+            "0",
+        ];
         let out = strata(
             dir.path(),
             &[&args[..], &[raw.to_str().unwrap(), chunk.to_str().unwrap()]].concat(),
@@ -92,13 +114,28 @@ fn codec_and_filter_options_take_plugin_names_and_ids() {
         assert!(bytes.len() < 1000);
         let out = strata(
             dir.path(),
-            &["chunk", "decompress", chunk.to_str().unwrap(), back.to_str().unwrap()],
+            &[
+                "chunk",
+                "decompress",
+                chunk.to_str().unwrap(),
+                back.to_str().unwrap(),
+            ],
         );
         assert!(out.status.success(), "{}", text(&out.stderr));
         assert_eq!(std::fs::read(&back).unwrap(), data);
     }
     // An ID no plugin provides: named, with the directories searched.
-    let out = strata(dir.path(), &["chunk", "compress", "--codec", "250", raw.to_str().unwrap(), "x.b2"]);
+    let out = strata(
+        dir.path(),
+        &[
+            "chunk",
+            "compress",
+            "--codec",
+            "250",
+            raw.to_str().unwrap(),
+            "x.b2",
+        ],
+    );
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
     assert!(err.contains("unknown codec ID 250"), "{err}");
@@ -106,7 +143,14 @@ fn codec_and_filter_options_take_plugin_names_and_ids() {
     // A chunk whose codec no plugin provides, read without the plugin directory.
     let empty = TempDir::new().unwrap();
     let chunk = work.path().join("244.b2");
-    let out = strata(empty.path(), &["chunk", "decompress", chunk.to_str().unwrap(), "y.raw"]);
+    let out = strata(
+        empty.path(),
+        &["chunk", "decompress", chunk.to_str().unwrap(), "y.raw"],
+    );
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("unknown codec ID 244"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("unknown codec ID 244"),
+        "{}",
+        text(&out.stderr)
+    );
 }

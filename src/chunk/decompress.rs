@@ -606,7 +606,13 @@ impl<'a> Decoder<'a> {
     /// (`blen` bytes) into `out` ([`Codec::decompress_items`]); false when that does not apply
     /// (filters to undo, split streams, a stream that is not a codec payload, unaligned
     /// items) or the codec declines, and the whole block must be decoded.
-    fn decode_items(&self, nblock: usize, blen: usize, from: usize, out: &mut [u8]) -> Result<bool> {
+    fn decode_items(
+        &self,
+        nblock: usize,
+        blen: usize,
+        from: usize,
+        out: &mut [u8],
+    ) -> Result<bool> {
         let ts = self.header.typesize;
         let undo = self
             .filters

@@ -164,7 +164,8 @@ impl Loader {
                 match open(&path) {
                     Ok(lib) => {
                         let hit = lib.plugins.iter().position(|p| p.matches(kind, key));
-                        let result = hit.map(|i| register(reg, &lib.plugins[i], &lib.lib, &lib.path));
+                        let result =
+                            hit.map(|i| register(reg, &lib.plugins[i], &lib.lib, &lib.path));
                         loaded.push(lib);
                         if let Some(result) = result {
                             return result;
@@ -225,7 +226,9 @@ fn load_error(path: &Path, message: impl Into<String>) -> Error {
 
 /// Opens the library at `path` and checks every descriptor it lists.
 fn open(path: &Path) -> Result<Loaded> {
-    let path = path.canonicalize().map_err(|e| load_error(path, e.to_string()))?;
+    let path = path
+        .canonicalize()
+        .map_err(|e| load_error(path, e.to_string()))?;
     // SAFETY: opening a library runs its initialisers. Plugin libraries come from the
     // directories the user configured or named explicitly, which are trusted (module docs).
     let lib = unsafe { Library::new(&path) }
@@ -236,7 +239,10 @@ fn open(path: &Path) -> Result<Loaded> {
     let entry = unsafe { lib.get::<api::PluginEntryFn>(entry_name.as_bytes()) }.map_err(|_| {
         load_error(
             &path,
-            format!("no {} symbol: not a Strata plugin library", api::ENTRY_SYMBOL),
+            format!(
+                "no {} symbol: not a Strata plugin library",
+                api::ENTRY_SYMBOL
+            ),
         )
     })?;
     let Some(entry) = *entry else {
@@ -249,7 +255,10 @@ fn open(path: &Path) -> Result<Loaded> {
     if list.is_null() || count == 0 || count > MAX_DESCRIPTORS {
         return Err(load_error(
             &path,
-            format!("{} lists {count} plugins (1 to {MAX_DESCRIPTORS} expected)", api::ENTRY_SYMBOL),
+            format!(
+                "{} lists {count} plugins (1 to {MAX_DESCRIPTORS} expected)",
+                api::ENTRY_SYMBOL
+            ),
         ));
     }
     let mut plugins: Vec<Checked> = Vec::with_capacity(count);
@@ -258,11 +267,18 @@ fn open(path: &Path) -> Result<Loaded> {
         let desc = unsafe { list.add(i).read() };
         // SAFETY: a non-NULL pointer the library gave as a descriptor, which lives as long as
         // the library (kept open below).
-        let checked = unsafe { check(desc) }.map_err(|m| load_error(&path, format!("plugin {i}: {m}")))?;
-        if plugins.iter().any(|p| p.kind == checked.kind && (p.id == checked.id || p.name == checked.name)) {
+        let checked =
+            unsafe { check(desc) }.map_err(|m| load_error(&path, format!("plugin {i}: {m}")))?;
+        if plugins
+            .iter()
+            .any(|p| p.kind == checked.kind && (p.id == checked.id || p.name == checked.name))
+        {
             return Err(load_error(
                 &path,
-                format!("lists {} ID {} ({}) twice", checked.kind, checked.id, checked.name),
+                format!(
+                    "lists {} ID {} ({}) twice",
+                    checked.kind, checked.id, checked.name
+                ),
             ));
         }
         plugins.push(checked);
@@ -294,7 +310,9 @@ unsafe fn check(desc: *const PluginDescriptor) -> std::result::Result<Checked, S
     }
     let need = std::mem::size_of::<PluginDescriptor>();
     if (size as usize) < need {
-        return Err(format!("descriptor of {size} bytes, ABI version {abi} has {need}"));
+        return Err(format!(
+            "descriptor of {size} bytes, ABI version {abi} has {need}"
+        ));
     }
     // SAFETY: same ABI version and at least its size: a whole descriptor.
     let d = unsafe { &*desc };
@@ -328,9 +346,13 @@ unsafe fn check(desc: *const PluginDescriptor) -> std::result::Result<Checked, S
             forward: d.forward,
             backward: d.backward,
         },
-        (PluginKind::Codec, ..) => return Err(format!("codec {name} lacks an encode or decode function")),
+        (PluginKind::Codec, ..) => {
+            return Err(format!("codec {name} lacks an encode or decode function"))
+        }
         (PluginKind::Filter, ..) => {
-            return Err(format!("filter {name} lacks a forward or backward function"))
+            return Err(format!(
+                "filter {name} lacks a forward or backward function"
+            ))
         }
     };
     Ok(Checked {
@@ -362,7 +384,11 @@ impl Registry {
     /// Replaces the plugin search path (`None`: back to [`default_plugin_dirs`], read from the
     /// environment at each search).
     pub fn set_plugin_dirs(&self, dirs: Option<Vec<PathBuf>>) {
-        *self.loader.dirs.write().unwrap_or_else(PoisonError::into_inner) = dirs;
+        *self
+            .loader
+            .dirs
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = dirs;
     }
 
     /// The plugin search path in use.
@@ -381,8 +407,14 @@ impl Registry {
     /// names is already taken by another codec or filter. Nothing is registered then.
     pub fn load_plugin(&self, path: impl AsRef<Path>) -> Result<Vec<Registered>> {
         let path = path.as_ref();
-        let mut loaded = self.loader.loaded.lock().unwrap_or_else(PoisonError::into_inner);
-        let canonical = path.canonicalize().map_err(|e| load_error(path, e.to_string()))?;
+        let mut loaded = self
+            .loader
+            .loaded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let canonical = path
+            .canonicalize()
+            .map_err(|e| load_error(path, e.to_string()))?;
         let at = match loaded.iter().position(|l| l.path == canonical) {
             Some(at) => at,
             None => {
@@ -404,7 +436,10 @@ impl Registry {
             if self.holds(p.kind, p.id) || self.id_of(p.kind, &p.name).is_some() {
                 return Err(load_error(
                     &lib.path,
-                    format!("{} ID {} ({}) is already taken in this registry", p.kind, p.id, p.name),
+                    format!(
+                        "{} ID {} ({}) is already taken in this registry",
+                        p.kind, p.id, p.name
+                    ),
                 ));
             }
             todo.push(p);
@@ -439,8 +474,14 @@ impl Registry {
 
     /// [`Registry::load_plugin`], registering what it can and reporting the rest.
     fn load_plugin_lenient(&self, path: &Path) -> std::result::Result<(), String> {
-        let mut loaded = self.loader.loaded.lock().unwrap_or_else(PoisonError::into_inner);
-        let canonical = path.canonicalize().map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut loaded = self
+            .loader
+            .loaded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let canonical = path
+            .canonicalize()
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         let at = match loaded.iter().position(|l| l.path == canonical) {
             Some(at) => at,
             None => {
@@ -467,7 +508,11 @@ impl Registry {
         if skipped.is_empty() {
             Ok(())
         } else {
-            Err(format!("{}: skipped {}", lib.path.display(), skipped.join(", ")))
+            Err(format!(
+                "{}: skipped {}",
+                lib.path.display(),
+                skipped.join(", ")
+            ))
         }
     }
 
@@ -574,14 +619,21 @@ impl Plugin {
             .and_then(|m| m.to_str().ok())
             .filter(|m| !m.is_empty())
             .unwrap_or("no message");
-        let message = format!("{kind} {} ({}) failed with code {code}: {text}", self.id, self.name);
+        let message = format!(
+            "{kind} {} ({}) failed with code {code}: {text}",
+            self.id, self.name
+        );
         match kind {
             PluginKind::Filter => Error::Filter {
                 id: self.id,
                 message,
             },
-            PluginKind::Codec if code == i64::from(api::ERROR_CODEC_PARAM) => Error::CodecParam(message),
-            PluginKind::Codec if code == i64::from(api::ERROR_INVALID_PARAM) => Error::InvalidParam(message),
+            PluginKind::Codec if code == i64::from(api::ERROR_CODEC_PARAM) => {
+                Error::CodecParam(message)
+            }
+            PluginKind::Codec if code == i64::from(api::ERROR_INVALID_PARAM) => {
+                Error::InvalidParam(message)
+            }
             PluginKind::Codec => Error::Data(message),
         }
     }
@@ -614,7 +666,16 @@ impl Plugin {
             });
         }
         let mut errbuf = [0u8; ERRBUF_LEN];
-        let bc = block_context(self.id, ctx.meta, 0, ctx.typesize, src.len(), ctx.nblock, ctx.nd, &mut errbuf);
+        let bc = block_context(
+            self.id,
+            ctx.meta,
+            0,
+            ctx.typesize,
+            src.len(),
+            ctx.nblock,
+            ctx.nd,
+            &mut errbuf,
+        );
         let f = if forward { fwd } else { backward };
         // SAFETY: `src` and `dst` are distinct buffers of `src.len()` bytes and `bc` is valid for
         // the call; the descriptor passed its checks and its library stays loaded (`_lib`).
@@ -711,7 +772,16 @@ impl Codec for Plugin {
         let mut errbuf = [0u8; ERRBUF_LEN];
         let bc = self.codec_ctx(ctx, &mut errbuf);
         // SAFETY: `dst` holds `nitems * typesize` bytes, `src` its length; as in `compress`.
-        let r = unsafe { decode_items(src.as_ptr(), src.len(), dst.as_mut_ptr(), start, nitems, &bc) };
+        let r = unsafe {
+            decode_items(
+                src.as_ptr(),
+                src.len(),
+                dst.as_mut_ptr(),
+                start,
+                nitems,
+                &bc,
+            )
+        };
         match r {
             0 => Ok(None),
             r if r < 0 => Err(self.failure(PluginKind::Codec, r, &errbuf)),

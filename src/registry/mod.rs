@@ -207,7 +207,8 @@ impl Registry {
     /// [`Error::InvalidParam`] if a codec already holds that ID or name, or the ID / name break
     /// the Blosc2 ranges ([`check_plugin_id`]).
     pub fn register_codec(&self, codec: Arc<dyn Codec>) -> Result<()> {
-        check_plugin_id(PluginKind::Codec, codec.id(), codec.name()).map_err(Error::InvalidParam)?;
+        check_plugin_id(PluginKind::Codec, codec.id(), codec.name())
+            .map_err(Error::InvalidParam)?;
         let id = codec.id();
         self.insert_codec(Arc::new(Guarded { inner: codec, id }), Origin::InProcess)
     }
@@ -228,7 +229,15 @@ impl Registry {
     /// Puts `codec` in its slot, unchecked but for a taken ID or name.
     fn insert_codec(&self, codec: Arc<dyn Codec>, origin: Origin) -> Result<()> {
         let (id, name) = (codec.id(), codec.name().to_owned());
-        insert(&self.codecs, PluginKind::Codec, id, &name, codec, origin, |c| c.name())
+        insert(
+            &self.codecs,
+            PluginKind::Codec,
+            id,
+            &name,
+            codec,
+            origin,
+            |c| c.name(),
+        )
     }
 
     /// Puts `filter` in its slot, unchecked but for ID 0 and a taken ID or name.
@@ -237,7 +246,15 @@ impl Registry {
             return Err(Error::InvalidParam("filter ID 0 means no filter".into()));
         }
         let (id, name) = (filter.id(), filter.name().to_owned());
-        insert(&self.filters, PluginKind::Filter, id, &name, filter, origin, |f| f.name())
+        insert(
+            &self.filters,
+            PluginKind::Filter,
+            id,
+            &name,
+            filter,
+            origin,
+            |f| f.name(),
+        )
     }
 
     /// The codec registered under `id`. An ID of 32 or more that nothing holds is looked for in
@@ -253,7 +270,8 @@ impl Registry {
         if id < GLOBAL_REGISTERED_START {
             return Err(Error::UnknownCodec { id });
         }
-        self.loader.find(self, PluginKind::Codec, dynamic::Key::Id(id))?;
+        self.loader
+            .find(self, PluginKind::Codec, dynamic::Key::Id(id))?;
         self.registered_codec(id).ok_or(Error::UnknownCodec { id })
     }
 
@@ -269,16 +287,22 @@ impl Registry {
         if id < GLOBAL_REGISTERED_START {
             return Err(Error::UnknownFilter { id });
         }
-        self.loader.find(self, PluginKind::Filter, dynamic::Key::Id(id))?;
-        self.registered_filter(id).ok_or(Error::UnknownFilter { id })
+        self.loader
+            .find(self, PluginKind::Filter, dynamic::Key::Id(id))?;
+        self.registered_filter(id)
+            .ok_or(Error::UnknownFilter { id })
     }
 
     fn registered_codec(&self, id: u8) -> Option<Arc<dyn Codec>> {
-        read(&self.codecs)[usize::from(id)].as_ref().map(|s| s.item.clone())
+        read(&self.codecs)[usize::from(id)]
+            .as_ref()
+            .map(|s| s.item.clone())
     }
 
     fn registered_filter(&self, id: u8) -> Option<Arc<dyn Filter>> {
-        read(&self.filters)[usize::from(id)].as_ref().map(|s| s.item.clone())
+        read(&self.filters)[usize::from(id)]
+            .as_ref()
+            .map(|s| s.item.clone())
     }
 
     /// Whether `kind` `id` is registered (without loading anything).
@@ -304,7 +328,8 @@ impl Registry {
     /// [`Error::InvalidParam`] if no codec has that name.
     pub fn codec_by_name(&self, name: &str) -> Result<Arc<dyn Codec>> {
         if self.id_of(PluginKind::Codec, name).is_none() {
-            self.loader.find(self, PluginKind::Codec, dynamic::Key::Name(name))?;
+            self.loader
+                .find(self, PluginKind::Codec, dynamic::Key::Name(name))?;
         }
         self.id_of(PluginKind::Codec, name)
             .and_then(|id| self.registered_codec(id))
@@ -318,7 +343,8 @@ impl Registry {
     /// [`Error::InvalidParam`] if no filter has that name.
     pub fn filter_by_name(&self, name: &str) -> Result<Arc<dyn Filter>> {
         if self.id_of(PluginKind::Filter, name).is_none() {
-            self.loader.find(self, PluginKind::Filter, dynamic::Key::Name(name))?;
+            self.loader
+                .find(self, PluginKind::Filter, dynamic::Key::Name(name))?;
         }
         self.id_of(PluginKind::Filter, name)
             .and_then(|id| self.registered_filter(id))
@@ -342,7 +368,9 @@ impl Registry {
     #[must_use]
     pub fn list(&self) -> Vec<Registered> {
         let mut out = entries(&self.codecs, PluginKind::Codec, |c| c.name().to_owned());
-        out.extend(entries(&self.filters, PluginKind::Filter, |f| f.name().to_owned()));
+        out.extend(entries(&self.filters, PluginKind::Filter, |f| {
+            f.name().to_owned()
+        }));
         out
     }
 }
@@ -363,7 +391,11 @@ fn find_name<T: ?Sized>(t: &Table<T>, name: &str, name_of: impl Fn(&T) -> &str) 
     })
 }
 
-fn entries<T: ?Sized>(t: &Table<T>, kind: PluginKind, name_of: impl Fn(&T) -> String) -> Vec<Registered> {
+fn entries<T: ?Sized>(
+    t: &Table<T>,
+    kind: PluginKind,
+    name_of: impl Fn(&T) -> String,
+) -> Vec<Registered> {
     let table = read(t);
     (0..=255u8)
         .filter_map(|id| {
@@ -395,11 +427,11 @@ fn insert<T: ?Sized>(
         )));
     }
     // Names stay unique, so that a lookup by name is unambiguous.
-    if let Some((other, old)) = table
-        .iter()
-        .enumerate()
-        .find_map(|(i, s)| s.as_ref().filter(|s| name_of(&s.item) == name).map(|s| (i, s)))
-    {
+    if let Some((other, old)) = table.iter().enumerate().find_map(|(i, s)| {
+        s.as_ref()
+            .filter(|s| name_of(&s.item) == name)
+            .map(|s| (i, s))
+    }) {
         return Err(Error::InvalidParam(format!(
             "{kind} name {name} is already taken by ID {other} ({})",
             old.origin

@@ -110,24 +110,24 @@ pub struct BlockContext {
 /// not fit or is not worth compressing (the stream is then stored raw), or a negative code.
 pub type CodecEncodeFn = Option<
     unsafe extern "C" fn(
-    src: *const u8,
-    srclen: usize,
-    dst: *mut u8,
-    dstlen: usize,
-    ctx: *const BlockContext,
-) -> i64,
+        src: *const u8,
+        srclen: usize,
+        dst: *mut u8,
+        dstlen: usize,
+        ctx: *const BlockContext,
+    ) -> i64,
 >;
 
 /// Codec decoder: decompresses `srclen` bytes at `src` into `dst`, which is exactly the
 /// stream's decoded size (`dstlen` bytes). Returns `dstlen`, or a negative code.
 pub type CodecDecodeFn = Option<
     unsafe extern "C" fn(
-    src: *const u8,
-    srclen: usize,
-    dst: *mut u8,
-    dstlen: usize,
-    ctx: *const BlockContext,
-) -> i64,
+        src: *const u8,
+        srclen: usize,
+        dst: *mut u8,
+        dstlen: usize,
+        ctx: *const BlockContext,
+    ) -> i64,
 >;
 
 /// Optional partial decoder: writes items `[start, start + nitems)` of the block (item
@@ -137,13 +137,13 @@ pub type CodecDecodeFn = Option<
 /// filter to undo.
 pub type CodecDecodeItemsFn = Option<
     unsafe extern "C" fn(
-    src: *const u8,
-    srclen: usize,
-    dst: *mut u8,
-    start: usize,
-    nitems: usize,
-    ctx: *const BlockContext,
-) -> i64,
+        src: *const u8,
+        srclen: usize,
+        dst: *mut u8,
+        start: usize,
+        nitems: usize,
+        ctx: *const BlockContext,
+    ) -> i64,
 >;
 
 /// Filter function (forward when compressing, backward when decompressing): transforms the
@@ -151,20 +151,19 @@ pub type CodecDecodeItemsFn = Option<
 /// all of them. Returns 0, or a negative code.
 pub type FilterFn = Option<
     unsafe extern "C" fn(
-    src: *const u8,
-    dst: *mut u8,
-    size: usize,
-    ctx: *const BlockContext,
-) -> i32,
+        src: *const u8,
+        dst: *mut u8,
+        size: usize,
+        ctx: *const BlockContext,
+    ) -> i32,
 >;
 
 /// The function a plugin library exports as `STRATA_PLUGIN_ENTRY` (Rust: [`ENTRY_SYMBOL`],
 /// `strata_plugin_descriptors`); never NULL in a library. It stores the number of
 /// descriptors in `*count` and returns an array of that many descriptor pointers, valid for as
 /// long as the library is loaded.
-pub type PluginEntryFn = Option<
-    unsafe extern "C" fn(count: *mut usize) -> *const *const PluginDescriptor,
->;
+pub type PluginEntryFn =
+    Option<unsafe extern "C" fn(count: *mut usize) -> *const *const PluginDescriptor>;
 
 /// One codec or filter: what a plugin library exports (through its `strata_plugin_entry_fn`)
 /// and what `strata_register_plugin` takes.
@@ -244,25 +243,35 @@ impl<'a> Block<'a> {
     #[must_use]
     pub unsafe fn from_raw(ctx: &'a BlockContext) -> Block<'a> {
         let n = usize::from(ctx.ndim);
-        let nd = (n > 0 && !ctx.shape.is_null() && !ctx.chunkshape.is_null() && !ctx.blockshape.is_null())
-            .then(|| {
-                // SAFETY: the host guarantees `ndim` values behind each non-NULL pointer.
-                let (shape, chunkshape, blockshape) = unsafe {
-                    (
-                        std::slice::from_raw_parts(ctx.shape, n),
-                        std::slice::from_raw_parts(ctx.chunkshape, n),
-                        std::slice::from_raw_parts(ctx.blockshape, n),
-                    )
-                };
-                let dtype = (!ctx.dtype.is_null())
-                    .then(|| {
-                        // SAFETY: the host guarantees `dtype_len` readable bytes.
-                        let raw = unsafe { std::slice::from_raw_parts(ctx.dtype.cast::<u8>(), ctx.dtype_len) };
-                        std::str::from_utf8(raw).ok()
-                    })
-                    .flatten();
-                NdInfo { shape, chunkshape, blockshape, dtype }
-            });
+        let nd = (n > 0
+            && !ctx.shape.is_null()
+            && !ctx.chunkshape.is_null()
+            && !ctx.blockshape.is_null())
+        .then(|| {
+            // SAFETY: the host guarantees `ndim` values behind each non-NULL pointer.
+            let (shape, chunkshape, blockshape) = unsafe {
+                (
+                    std::slice::from_raw_parts(ctx.shape, n),
+                    std::slice::from_raw_parts(ctx.chunkshape, n),
+                    std::slice::from_raw_parts(ctx.blockshape, n),
+                )
+            };
+            let dtype = (!ctx.dtype.is_null())
+                .then(|| {
+                    // SAFETY: the host guarantees `dtype_len` readable bytes.
+                    let raw = unsafe {
+                        std::slice::from_raw_parts(ctx.dtype.cast::<u8>(), ctx.dtype_len)
+                    };
+                    std::str::from_utf8(raw).ok()
+                })
+                .flatten();
+            NdInfo {
+                shape,
+                chunkshape,
+                blockshape,
+                dtype,
+            }
+        });
         Block {
             typesize: ctx.typesize,
             blocksize: ctx.blocksize,
@@ -399,7 +408,10 @@ unsafe extern "C" fn encode_shim<T: CodecPlugin>(
     guard(ctx, || {
         // SAFETY: the host guarantees the buffer lengths and that they do not overlap.
         let (src, dst) = unsafe {
-            (std::slice::from_raw_parts(src, srclen), std::slice::from_raw_parts_mut(dst, dstlen))
+            (
+                std::slice::from_raw_parts(src, srclen),
+                std::slice::from_raw_parts_mut(dst, dstlen),
+            )
         };
         // SAFETY: the context obeys its documentation for this call.
         let block = unsafe { Block::from_raw(ctx) };
@@ -424,7 +436,10 @@ unsafe extern "C" fn decode_shim<T: CodecPlugin>(
     guard(ctx, || {
         // SAFETY: the host guarantees the buffer lengths and that they do not overlap.
         let (src, dst) = unsafe {
-            (std::slice::from_raw_parts(src, srclen), std::slice::from_raw_parts_mut(dst, dstlen))
+            (
+                std::slice::from_raw_parts(src, srclen),
+                std::slice::from_raw_parts_mut(dst, dstlen),
+            )
         };
         // SAFETY: the context obeys its documentation for this call.
         let block = unsafe { Block::from_raw(ctx) };
@@ -453,7 +468,10 @@ unsafe extern "C" fn decode_items_shim<T: CodecPlugin>(
     guard(ctx, || {
         // SAFETY: the host guarantees `srclen` bytes at `src` and `nitems * typesize` at `dst`.
         let (src, dst) = unsafe {
-            (std::slice::from_raw_parts(src, srclen), std::slice::from_raw_parts_mut(dst, dstlen))
+            (
+                std::slice::from_raw_parts(src, srclen),
+                std::slice::from_raw_parts_mut(dst, dstlen),
+            )
         };
         // SAFETY: the context obeys its documentation for this call.
         let block = unsafe { Block::from_raw(ctx) };
@@ -477,11 +495,18 @@ unsafe extern "C" fn filter_shim<T: FilterPlugin, const FORWARD: bool>(
     let r = guard(ctx, || {
         // SAFETY: the host guarantees `size` bytes in each buffer, not overlapping.
         let (src, dst) = unsafe {
-            (std::slice::from_raw_parts(src, size), std::slice::from_raw_parts_mut(dst, size))
+            (
+                std::slice::from_raw_parts(src, size),
+                std::slice::from_raw_parts_mut(dst, size),
+            )
         };
         // SAFETY: the context obeys its documentation for this call.
         let block = unsafe { Block::from_raw(ctx) };
-        let r = if FORWARD { T::forward(src, dst, &block) } else { T::backward(src, dst, &block) };
+        let r = if FORWARD {
+            T::forward(src, dst, &block)
+        } else {
+            T::backward(src, dst, &block)
+        };
         r.map(|()| 0)
     });
     i32::try_from(r).unwrap_or(ERROR_INVALID_PARAM)
@@ -502,7 +527,11 @@ pub const fn codec_descriptor<T: CodecPlugin>() -> PluginDescriptor {
         name: T::NAME.as_ptr(),
         encode: Some(encode_shim::<T>),
         decode: Some(decode_shim::<T>),
-        decode_items: if T::HAS_DECODE_ITEMS { Some(decode_items_shim::<T>) } else { None },
+        decode_items: if T::HAS_DECODE_ITEMS {
+            Some(decode_items_shim::<T>)
+        } else {
+            None
+        },
         forward: None,
         backward: None,
     }
@@ -562,7 +591,10 @@ mod tests {
             panic!("boom")
         }
         fn decode(_: &[u8], _: &mut [u8], b: &Block<'_>) -> Result<usize, PluginError> {
-            Err(PluginError::new(ERROR_DATA, format!("bad stream in block {}", b.nblock)))
+            Err(PluginError::new(
+                ERROR_DATA,
+                format!("bad stream in block {}", b.nblock),
+            ))
         }
     }
 

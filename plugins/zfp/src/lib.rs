@@ -147,7 +147,11 @@ impl Geometry {
         let ztype = match block.typesize {
             4 => z::zfp_type_zfp_type_float,
             8 => z::zfp_type_zfp_type_double,
-            t => return Err(param(format!("ZFP compresses float32 or float64, not typesize {t}"))),
+            t => {
+                return Err(param(format!(
+                    "ZFP compresses float32 or float64, not typesize {t}"
+                )))
+            }
         };
         let least = if compressing { CELL } else { 1 };
         let mut blockshape = [1usize; MAX_DIM];
@@ -156,7 +160,11 @@ impl Geometry {
             let b = usize::try_from(b)
                 .ok()
                 .filter(|&b| b >= least)
-                .ok_or_else(|| param(format!("ZFP needs blockshape entries of at least {least}, got {b}")))?;
+                .ok_or_else(|| {
+                    param(format!(
+                        "ZFP needs blockshape entries of at least {least}, got {b}"
+                    ))
+                })?;
             blockshape[i] = b;
             items = items
                 .checked_mul(b)
@@ -177,8 +185,8 @@ impl Geometry {
     /// Cells along each dimension (C order) and in all.
     fn cells(&self) -> ([usize; MAX_DIM], usize) {
         let mut per = [1usize; MAX_DIM];
-        for d in 0..self.ndim {
-            per[d] = self.blockshape[d].div_ceil(CELL);
+        for (p, b) in per.iter_mut().zip(&self.blockshape[..self.ndim]) {
+            *p = b.div_ceil(CELL);
         }
         (per, per[..self.ndim].iter().product())
     }
@@ -215,7 +223,9 @@ fn mode(block: &Block<'_>, g: &Geometry, compressing: bool) -> Result<Mode, Plug
         ZFP_PREC_ID => {
             // ndim <= 4 here.
             let offset = [5u32, 7, 9, 11][g.ndim - 1];
-            Ok(Mode::Precision((u32::from(meta) + offset).min(z::ZFP_MAX_PREC)))
+            Ok(Mode::Precision(
+                (u32::from(meta) + offset).min(z::ZFP_MAX_PREC),
+            ))
         }
         ZFP_RATE_ID => {
             if compressing && !(1..=100).contains(&meta) {
@@ -223,7 +233,9 @@ fn mode(block: &Block<'_>, g: &Geometry, compressing: bool) -> Result<Mode, Plug
                     "ZFP_RATE meta {meta} is not a rate of 1 to 100 (percent of the input size)"
                 )));
             }
-            Ok(Mode::Rate(f64::from(meta) / 100.0 * g.typesize as f64 * 8.0))
+            Ok(Mode::Rate(
+                f64::from(meta) / 100.0 * g.typesize as f64 * 8.0,
+            ))
         }
         other => Err(param(format!("codec ID {other} is not a ZFP codec"))),
     }
@@ -410,7 +422,8 @@ fn decode(src: &[u8], dst: &mut [u8], block: &Block<'_>) -> Result<usize, Plugin
     let mut stream = Stream::new(mode, &g)?;
     let need = match mode {
         Mode::Rate(_) => {
-            let need = rate_stream_len(&g, stream.maxbits()).ok_or_else(|| data("stream size overflows"))?;
+            let need = rate_stream_len(&g, stream.maxbits())
+                .ok_or_else(|| data("stream size overflows"))?;
             if src.len() < need {
                 return Err(data(format!(
                     "a FIXED_RATE stream of this block takes {need} bytes at meta {}, only {} given",
@@ -460,7 +473,10 @@ fn decode_cells(
     let nitems = dst.len() / ts;
     let items = g.nbytes / ts;
     if start.checked_add(nitems).map_or(true, |end| end > items) {
-        return Err(data(format!("items {start}..{} outside a block of {items}", start.saturating_add(nitems))));
+        return Err(data(format!(
+            "items {start}..{} outside a block of {items}",
+            start.saturating_add(nitems)
+        )));
     }
     let (per, ncells) = g.cells();
     let cell_items = CELL.pow(g.ndim as u32);
@@ -519,7 +535,12 @@ fn as_bytes_mut(words: &mut [u64]) -> &mut [u8] {
 
 /// Decodes the cell starting at bit `offset` of the attached stream into `cell` (aligned for
 /// the block's float type, 4^ndim values).
-fn decode_cell(stream: &mut Stream, g: &Geometry, offset: usize, cell: &mut [u8]) -> Result<(), PluginError> {
+fn decode_cell(
+    stream: &mut Stream,
+    g: &Geometry,
+    offset: usize,
+    cell: &mut [u8],
+) -> Result<(), PluginError> {
     // SAFETY: `offset` lies inside the stream (the cell index is inside the block and the
     // stream holds every cell, checked by the caller); `cell` holds 4^ndim values of the
     // block's type, as zfp_decode_block_* writes.

@@ -23,7 +23,10 @@ fn plugin_lib() -> PathBuf {
     if dir.file_name().and_then(|n| n.to_str()) == Some("release") {
         cargo.arg("--release");
     }
-    assert!(cargo.status().unwrap().success(), "building the ZFP plugin failed");
+    assert!(
+        cargo.status().unwrap().success(),
+        "building the ZFP plugin failed"
+    );
     dir.join(format!(
         "{}strata_zfp.{}",
         std::env::consts::DLL_PREFIX,
@@ -138,7 +141,8 @@ fn every_rank_and_float_type_round_trips_within_the_tolerance() {
                 (34, 24, 1e-2),
                 (35, 50, 1.0),
             ] {
-                let what = format!("{blockshape:?} typesize {typesize} codec {codec} meta {meta_byte}");
+                let what =
+                    format!("{blockshape:?} typesize {typesize} codec {codec} meta {meta_byte}");
                 let chunk = compress(&r, &cparams(codec, meta_byte, typesize, &nd), &src).unwrap();
                 assert_eq!(chunk[22], codec, "{what}");
                 assert!(chunk.len() < src.len(), "{what}: {} bytes", chunk.len());
@@ -172,11 +176,26 @@ fn what_zfp_cannot_do_is_a_clear_error() {
     let src = field(&[16, 24], 2, 4);
     let err = |p: &CParams, src: &[u8]| compress(&r, p, src).unwrap_err();
     // No N-d context.
-    let e = err(&CParams { nd: None, ..cparams(33, 0, 4, &nd) }, &src);
+    let e = err(
+        &CParams {
+            nd: None,
+            ..cparams(33, 0, 4, &nd)
+        },
+        &src,
+    );
     assert_eq!(e.code(), -8);
-    assert!(e.to_string().contains("ZFP needs the array's blockshape"), "{e}");
+    assert!(
+        e.to_string().contains("ZFP needs the array's blockshape"),
+        "{e}"
+    );
     // Not float32/float64.
-    let e = err(&CParams { blocksize: 16 * 24 * 2, ..cparams(33, 0, 2, &nd) }, &src[..16 * 24 * 4]);
+    let e = err(
+        &CParams {
+            blocksize: 16 * 24 * 2,
+            ..cparams(33, 0, 2, &nd)
+        },
+        &src[..16 * 24 * 4],
+    );
     assert!(e.to_string().contains("not typesize 2"), "{e}");
     // Blocks smaller than a cell, more than 4 dimensions.
     let small = meta(&[16, 3]);
@@ -217,7 +236,10 @@ fn split_streams_are_stored_raw_as_in_cblosc2() {
     let chunk = compress(&r, &p, &src).unwrap();
     // A split stream is a quarter block: not a zfp field, stored raw, so the chunk is memcpyed.
     assert_eq!(chunk.len(), 32 + src.len());
-    assert_eq!(decompress_vec_ctx(&ctx(&r), &dparams(&nd), &chunk).unwrap(), src);
+    assert_eq!(
+        decompress_vec_ctx(&ctx(&r), &dparams(&nd), &chunk).unwrap(),
+        src
+    );
 }
 
 #[test]
@@ -283,10 +305,24 @@ fn fixed_rate_items_read_cell_by_cell_equal_the_whole_decode() {
     let (nd, _, chunk) = rate_chunk(&r);
     let c = ctx(&r);
     let whole = decompress_vec_ctx(&c, &dparams(&nd), &chunk).unwrap();
-    for (start, nitems) in [(0, 1), (3, 2), (4, 1), (63, 2), (64, 4), (130, 7), (2000, 9), (4095, 1), (1000, 60)] {
+    for (start, nitems) in [
+        (0, 1),
+        (3, 2),
+        (4, 1),
+        (63, 2),
+        (64, 4),
+        (130, 7),
+        (2000, 9),
+        (4095, 1),
+        (1000, 60),
+    ] {
         let mut got = vec![0u8; nitems * 4];
         getitem_ctx(&c, &dparams(&nd), &chunk, start, nitems, &mut got).unwrap();
-        assert_eq!(got, whole[start * 4..(start + nitems) * 4], "{start}+{nitems}");
+        assert_eq!(
+            got,
+            whole[start * 4..(start + nitems) * 4],
+            "{start}+{nitems}"
+        );
     }
 }
 

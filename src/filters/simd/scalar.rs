@@ -345,10 +345,9 @@ mod tests {
             for start in [0, 8, 16] {
                 let mut fast = vec![0xAAu8; len];
                 let mut slow = vec![0xAAu8; len];
-                for k in 0..start.min(len) {
-                    fast[k] = src[k];
-                    slow[k] = src[k];
-                }
+                let head = start.min(len);
+                fast[..head].copy_from_slice(&src[..head]);
+                slow[..head].copy_from_slice(&src[..head]);
                 prefix_sum(&src, &mut fast, start);
                 for k in start..len {
                     let prev = if k > 0 { slow[k - 1] } else { 0 };

@@ -52,7 +52,11 @@ fn over_items(
             format!("int_delta works on items of 1, 2, 4 or 8 bytes, not {ts}"),
         ));
     }
-    let mask = if ts == 8 { u64::MAX } else { (1u64 << (8 * ts)) - 1 };
+    let mask = if ts == 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * ts)) - 1
+    };
     let mut state = 0u64;
     let whole = src.len() / ts * ts;
     for (s, d) in src[..whole].chunks_exact(ts).zip(dst.chunks_exact_mut(ts)) {
