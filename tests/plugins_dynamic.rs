@@ -371,3 +371,25 @@ fn the_search_path_comes_from_the_environment_by_default() {
     assert_eq!(dirs.last().unwrap(), &prefix.join("lib/strata/plugins"));
     assert_eq!(Registry::with_builtins().plugin_dirs(), dirs);
 }
+
+#[test]
+fn a_refused_library_is_not_reopened_until_it_changes() {
+    let dir = tempdir("refused-once");
+    let log = dir.join("entry.log");
+    let define = format!("LOG_PATH=\"{}\"", log.display());
+    build(&dir, "strata_changes", &[&define, "TEST_ABI=9"]);
+    let reg = registry(&[&dir]);
+    for _ in 0..3 {
+        let err = reg.codec(200).err().unwrap();
+        assert!(err.to_string().contains("ABI version 9"), "{err}");
+    }
+    assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 1);
+    // Replaced by a good build (a new size or time), it is opened again and found.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    build(
+        &dir,
+        "strata_changes",
+        &[&define, "TEST_ID=200", "TEST_NAME=\"fixed_rle\""],
+    );
+    assert_eq!(reg.codec(200).unwrap().name(), "fixed_rle");
+}

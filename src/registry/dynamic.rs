@@ -120,13 +120,33 @@ struct Loaded {
     plugins: Vec<Checked>,
 }
 
+/// A file of the search path that was refused, and why: not opened again by searches while it
+/// stays the same file (same size and modification time).
+struct Rejected {
+    path: PathBuf,
+    stamp: Option<(u64, std::time::SystemTime)>,
+    why: String,
+}
+
+fn stamp(path: &Path) -> Option<(u64, std::time::SystemTime)> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.len(), m.modified().ok()?))
+}
+
+/// What a loader has opened and refused.
+#[derive(Default)]
+struct Libraries {
+    loaded: Vec<Loaded>,
+    rejected: Vec<Rejected>,
+}
+
 /// The loader of one [`Registry`]: its search path and the libraries it has opened.
 #[derive(Default)]
 pub(super) struct Loader {
     /// `None`: [`default_plugin_dirs`], read at each search.
     dirs: RwLock<Option<Vec<PathBuf>>>,
     /// Held for the whole of a load, so that a library is opened once.
-    loaded: Mutex<Vec<Loaded>>,
+    libs: Mutex<Libraries>,
 }
 
 impl Loader {
@@ -140,7 +160,8 @@ impl Loader {
 
     /// Makes `kind` `key` registered in `reg` from the search path, or says where it looked.
     pub(super) fn find(&self, reg: &Registry, kind: PluginKind, key: Key<'_>) -> Result<()> {
-        let mut loaded = self.loaded.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut libs = self.libs.lock().unwrap_or_else(PoisonError::into_inner);
+        let Libraries { loaded, rejected } = &mut *libs;
         // Another thread may have loaded it while this one waited.
         let present = match key {
             Key::Id(id) => reg.holds(kind, id),
@@ -161,6 +182,11 @@ impl Loader {
                 if loaded.iter().any(|l| l.path == path) {
                     continue;
                 }
+                let now = stamp(&path);
+                if let Some(r) = rejected.iter().find(|r| r.path == path && r.stamp == now) {
+                    problems.push(r.why.clone());
+                    continue;
+                }
                 match open(&path) {
                     Ok(lib) => {
                         let hit = lib.plugins.iter().position(|p| p.matches(kind, key));
@@ -171,7 +197,16 @@ impl Loader {
                             return result;
                         }
                     }
-                    Err(e) => problems.push(format!("{}: {e}", path.display())),
+                    Err(e) => {
+                        let why = e.to_string();
+                        rejected.retain(|r| r.path != path);
+                        rejected.push(Rejected {
+                            path: path.clone(),
+                            stamp: now,
+                            why: why.clone(),
+                        });
+                        problems.push(why);
+                    }
                 }
             }
         }
@@ -407,11 +442,12 @@ impl Registry {
     /// names is already taken by another codec or filter. Nothing is registered then.
     pub fn load_plugin(&self, path: impl AsRef<Path>) -> Result<Vec<Registered>> {
         let path = path.as_ref();
-        let mut loaded = self
+        let mut libs = self
             .loader
-            .loaded
+            .libs
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
+        let loaded = &mut libs.loaded;
         let canonical = path
             .canonicalize()
             .map_err(|e| load_error(path, e.to_string()))?;
@@ -474,11 +510,12 @@ impl Registry {
 
     /// [`Registry::load_plugin`], registering what it can and reporting the rest.
     fn load_plugin_lenient(&self, path: &Path) -> std::result::Result<(), String> {
-        let mut loaded = self
+        let mut libs = self
             .loader
-            .loaded
+            .libs
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
+        let loaded = &mut libs.loaded;
         let canonical = path
             .canonicalize()
             .map_err(|e| format!("{}: {e}", path.display()))?;
