@@ -299,3 +299,49 @@ fn the_nd_context_reaches_codecs_through_cparams_and_dparams() {
     getitem_ctx(&c, &dparams, &chunk, 130, 3, &mut items).unwrap();
     assert_eq!(items, src[130..133]);
 }
+
+#[test]
+fn the_c_header_plugin_macros_match_the_abi_crate() {
+    let h =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/include/strata.h")).unwrap();
+    let define = |name: &str| -> String {
+        h.lines()
+            .find_map(|l| l.strip_prefix(&format!("#define {name} ")))
+            .unwrap_or_else(|| panic!("{name} missing from strata.h"))
+            .trim()
+            .to_owned()
+    };
+    use strata_plugin_api as api;
+    assert_eq!(
+        define("STRATA_PLUGIN_ABI_VERSION"),
+        api::ABI_VERSION.to_string()
+    );
+    assert_eq!(define("STRATA_PLUGIN_CODEC"), api::KIND_CODEC.to_string());
+    assert_eq!(define("STRATA_PLUGIN_FILTER"), api::KIND_FILTER.to_string());
+    assert_eq!(
+        define("STRATA_PLUGIN_ENTRY"),
+        format!("\"{}\"", api::ENTRY_SYMBOL)
+    );
+    let load = strata::Error::PluginLoad {
+        source_name: String::new(),
+        message: String::new(),
+    };
+    assert_eq!(define("STRATA_ERROR_PLUGIN_LOAD"), load.code().to_string());
+    assert_eq!(
+        define("STRATA_ERROR_PLUGIN_PANIC"),
+        api::ERROR_PANIC.to_string()
+    );
+    assert_eq!(
+        define("STRATA_ERROR_CODEC_PARAM"),
+        api::ERROR_CODEC_PARAM.to_string()
+    );
+    assert_eq!(define("STRATA_ERROR_DATA"), api::ERROR_DATA.to_string());
+    assert_eq!(
+        define("STRATA_ERROR_INVALID_PARAM"),
+        api::ERROR_INVALID_PARAM.to_string()
+    );
+    assert!(
+        h.contains("typedef const strata_plugin *const *(*strata_plugin_entry_fn)(size_t *count);")
+    );
+    assert!(h.contains("int32_t strata_register_plugin(const strata_plugin *plugin);"));
+}
