@@ -262,6 +262,10 @@ fn info(path: &Path, as_json: bool) -> Result<()> {
         })
         .collect();
     let split = !h.dont_split();
+    // Plugin codecs by their registered name (loading the plugin if it is in the search path).
+    let codec_name = registry
+        .codec(h.compcode)
+        .map_or_else(|_| h.codec_name(), |c| c.name().to_owned());
     let mut out = std::io::stdout().lock();
     if as_json {
         let filters: Vec<_> = filters
@@ -279,7 +283,7 @@ fn info(path: &Path, as_json: bool) -> Result<()> {
             "cbytes": h.cbytes,
             "blocksize": h.blocksize,
             "nblocks": h.nblocks(),
-            "codec": h.codec_name(),
+            "codec": codec_name,
             "codec_id": h.compcode,
             "codec_meta": h.compcode_meta,
             "filters": filters,
@@ -327,7 +331,7 @@ fn info(path: &Path, as_json: bool) -> Result<()> {
     writeln!(
         out,
         "codec:        {} (id {}, meta {})",
-        h.codec_name(),
+        codec_name,
         h.compcode,
         h.compcode_meta
     )?;
