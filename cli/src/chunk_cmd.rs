@@ -2,7 +2,8 @@
 
 use crate::input::read_input;
 use crate::options::{
-    filter_slots, parse_codec, parse_filter, CodecChoice, FilterSpec, SplitArg, Threads,
+    filter_slots, parse_codec, parse_codec_meta, parse_filter, CodecChoice, FilterSpec, NdArgs,
+    SplitArg, Threads,
 };
 use crate::usage_error;
 use anyhow::{Context, Result};
@@ -30,6 +31,8 @@ pub enum ChunkCommand {
     Decompress {
         #[command(flatten)]
         threads: Threads,
+        #[command(flatten)]
+        nd: NdArgs,
         /// The chunk file.
         input: PathBuf,
         /// Where to write the raw bytes.
@@ -47,6 +50,8 @@ pub enum ChunkCommand {
     Getitem {
         #[command(flatten)]
         threads: Threads,
+        #[command(flatten)]
+        nd: NdArgs,
         /// The chunk file.
         input: PathBuf,
         /// First item (items are typesize bytes, as the header stores it).
@@ -63,9 +68,15 @@ pub enum ChunkCommand {
 /// Arguments of `strata chunk compress`; defaults are C-Blosc2's.
 #[derive(Debug, Args)]
 pub struct CompressArgs {
-    /// Codec: blosclz, lz4, lz4hc, zlib or zstd.
+    /// Codec: blosclz, lz4, lz4hc, zlib, zstd, a plugin's name (zfp_acc...) or an ID.
     #[arg(long, default_value = "blosclz", value_parser = parse_codec)]
     codec: CodecChoice,
+    /// The codec meta byte, -128 to 255 (ZFP_ACC: error exponent; ZFP_PREC: precision offset;
+    /// ZFP_RATE: percent of the input size).
+    #[arg(long, default_value = "0", value_parser = parse_codec_meta, allow_hyphen_values = true)]
+    codec_meta: u8,
+    #[command(flatten)]
+    nd: NdArgs,
     /// Compression level, 0 (store raw) to 9.
     #[arg(long, default_value_t = 5, value_parser = value_parser!(u8).range(0..=9))]
     clevel: u8,
@@ -102,12 +113,14 @@ pub fn run(cmd: ChunkCommand) -> Result<()> {
         ChunkCommand::Compress(args) => compress(&args),
         ChunkCommand::Decompress {
             threads,
+            nd,
             input,
             output,
         } => {
             let chunk = read(&input)?;
             let dparams = DParams {
                 nthreads: threads.nthreads,
+                nd: nd.meta()?,
             };
             let data = decompress_vec_ctx(&ChunkContext::global(), &dparams, &chunk)
                 .with_context(|| format!("cannot decompress {}", input.display()))?;
@@ -116,6 +129,7 @@ pub fn run(cmd: ChunkCommand) -> Result<()> {
         ChunkCommand::Info { input, json } => info(&input, json),
         ChunkCommand::Getitem {
             threads,
+            nd,
             input,
             start,
             nitems,
@@ -124,7 +138,9 @@ pub fn run(cmd: ChunkCommand) -> Result<()> {
             let chunk = read(&input)?;
             let context = || format!("cannot get items from {}", input.display());
             let ctx = ChunkContext::global();
-            let decoder = Decoder::new(ctx.registry, &chunk).with_context(context)?;
+            let decoder = Decoder::new(ctx.registry, &chunk)
+                .with_context(context)?
+                .with_nd(nd.meta()?);
             // A range beyond the chunk gets no buffer: the library reports it as an index error.
             let h = &decoder.header;
             let len = nitems
@@ -158,6 +174,8 @@ fn compress(args: &CompressArgs) -> Result<()> {
         filter_slots(&args.filters, typesize).unwrap_or_else(|e| usage_error(e));
     let cparams = CParams {
         codec: args.codec.id,
+        codec_meta: args.codec_meta,
+        nd: args.nd.meta()?,
         clevel: args.clevel,
         typesize,
         blocksize: args.blocksize,
@@ -166,7 +184,6 @@ fn compress(args: &CompressArgs) -> Result<()> {
         filters_meta,
         use_dict: args.dict,
         nthreads: args.threads.nthreads,
-        ..CParams::default()
     };
     let chunk = compress_vec(&cparams, &input.data)
         .with_context(|| format!("cannot compress {}", args.input.display()))?;
@@ -245,6 +262,10 @@ fn info(path: &Path, as_json: bool) -> Result<()> {
         })
         .collect();
     let split = !h.dont_split();
+    // Plugin codecs by their registered name (loading the plugin if it is in the search path).
+    let codec_name = registry
+        .codec(h.compcode)
+        .map_or_else(|_| h.codec_name(), |c| c.name().to_owned());
     let mut out = std::io::stdout().lock();
     if as_json {
         let filters: Vec<_> = filters
@@ -262,7 +283,7 @@ fn info(path: &Path, as_json: bool) -> Result<()> {
             "cbytes": h.cbytes,
             "blocksize": h.blocksize,
             "nblocks": h.nblocks(),
-            "codec": h.codec_name(),
+            "codec": codec_name,
             "codec_id": h.compcode,
             "codec_meta": h.compcode_meta,
             "filters": filters,
@@ -310,7 +331,7 @@ fn info(path: &Path, as_json: bool) -> Result<()> {
     writeln!(
         out,
         "codec:        {} (id {}, meta {})",
-        h.codec_name(),
+        codec_name,
         h.compcode,
         h.compcode_meta
     )?;

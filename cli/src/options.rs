@@ -4,7 +4,9 @@
 
 use anyhow::{anyhow, Result};
 use clap::ValueEnum;
+use std::sync::Arc;
 use strata::chunk::{CParams, SplitMode};
+use strata::format::b2nd::B2ndMeta;
 use strata::format::chunk::{filter_id, MAX_FILTERS};
 use strata::registry::Registry;
 
@@ -17,9 +19,19 @@ pub struct CodecChoice {
     pub name: String,
 }
 
-/// Parses a codec name (`blosclz`, `lz4`, `lz4hc`, `zlib`, `zstd`, or a registered plugin).
+/// Parses a codec name or ID (`blosclz`, `lz4`, `lz4hc`, `zlib`, `zstd`, a plugin's name such
+/// as `zfp_acc`, or `0`–`255`); plugins are loaded from the plugin search path when needed.
 pub fn parse_codec(s: &str) -> Result<CodecChoice, String> {
     let registry = Registry::global();
+    if let Ok(id) = s.parse::<u8>() {
+        return registry
+            .codec(id)
+            .map(|c| CodecChoice {
+                id,
+                name: c.name().to_owned(),
+            })
+            .map_err(|e| e.to_string());
+    }
     match registry.codec_by_name(s) {
         Ok(codec) => Ok(CodecChoice {
             id: codec.id(),
@@ -51,8 +63,8 @@ pub struct FilterSpec {
 }
 
 /// Parses `NAME[:META]`: `noshuffle`, `shuffle`, `bitshuffle`, `delta`, `trunc_prec[:BITS]`
-/// (BITS an int8: > 0 mantissa bits kept, < 0 bits zeroed), `bytedelta[:TYPESIZE]`, or any
-/// registered filter. META is 0–255, except for `trunc_prec`.
+/// (BITS an int8: > 0 mantissa bits kept, < 0 bits zeroed), `bytedelta[:TYPESIZE]`, any
+/// plugin filter by name, or a filter ID (`0`–`255`). META is 0–255, except for `trunc_prec`.
 pub fn parse_filter(s: &str) -> Result<FilterSpec, String> {
     let (name, meta) = match s.split_once(':') {
         Some((name, meta)) => (name, Some(meta)),
@@ -61,6 +73,11 @@ pub fn parse_filter(s: &str) -> Result<FilterSpec, String> {
     let registry = Registry::global();
     let id = if name == NOSHUFFLE {
         filter_id::NOFILTER
+    } else if let Ok(id) = name.parse::<u8>() {
+        if id != filter_id::NOFILTER {
+            registry.filter(id).map_err(|e| e.to_string())?;
+        }
+        id
     } else {
         registry.filter_by_name(name).map(|f| f.id()).map_err(|_| {
             let mut known = vec![NOSHUFFLE.to_owned()];
@@ -136,6 +153,56 @@ pub fn filter_slots(
     Ok((filters, metas))
 }
 
+/// Parses a codec meta byte: 0 to 255, or −128 to −1 for codecs whose meta is an int8 (ZFP_ACC's
+/// error exponent: −2 means 10^−2), stored as its two's-complement byte.
+pub fn parse_codec_meta(s: &str) -> Result<u8, String> {
+    match s.parse::<i16>() {
+        Ok(v @ -128..=-1) => Ok(v.to_le_bytes()[0]),
+        Ok(v @ 0..=255) => Ok(v.to_le_bytes()[0]),
+        _ => Err(format!("codec meta {s:?} is not -128 to 255")),
+    }
+}
+
+/// The N-d (b2nd) array a chunk belongs to, for codecs that need its blockshape (ZFP).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct NdArgs {
+    /// Shape of the N-d array the chunk belongs to, in elements, comma-separated (e.g.
+    /// 2161,4320); with --chunkshape and --blockshape it is handed to the codec, as the b2nd
+    /// metalayer is in a b2nd array. The chunk holds blocks of --blockshape in C order.
+    #[arg(long, value_delimiter = ',', requires_all = ["chunkshape", "blockshape"])]
+    pub shape: Vec<i64>,
+    /// Chunk shape of the N-d array, comma-separated.
+    #[arg(long, value_delimiter = ',', requires = "shape")]
+    pub chunkshape: Vec<i32>,
+    /// Block shape of the N-d array, comma-separated.
+    #[arg(long, value_delimiter = ',', requires = "shape")]
+    pub blockshape: Vec<i32>,
+    /// NumPy dtype of the N-d array (e.g. <f4); optional.
+    #[arg(long, requires = "shape")]
+    pub dtype: Option<String>,
+}
+
+impl NdArgs {
+    /// The b2nd metalayer these options describe, if any.
+    ///
+    /// # Errors
+    /// Shapes that disagree or are out of range.
+    pub fn meta(&self) -> Result<Option<Arc<B2ndMeta>>> {
+        if self.shape.is_empty() {
+            return Ok(None);
+        }
+        let meta = B2ndMeta {
+            shape: self.shape.clone(),
+            chunkshape: self.chunkshape.clone(),
+            blockshape: self.blockshape.clone(),
+            dtype_format: strata::format::b2nd::DTYPE_FORMAT_NUMPY,
+            dtype: self.dtype.clone(),
+        };
+        meta.validate()?;
+        Ok(Some(Arc::new(meta)))
+    }
+}
+
 /// `--nthreads`: threads (the caller's included) that work on the blocks of one chunk.
 #[derive(Debug, Clone, Copy, clap::Args)]
 pub struct Threads {
@@ -206,5 +273,19 @@ mod tests {
     fn codecs_by_name() {
         assert_eq!(parse_codec("zstd").unwrap().id, 5);
         assert!(parse_codec("snappy").unwrap_err().contains("blosclz"));
+    }
+
+    #[test]
+    fn codecs_and_filters_by_id() {
+        assert_eq!(parse_codec("5").unwrap().name, "zstd");
+        assert!(parse_codec("3").unwrap_err().contains("unknown codec ID 3"));
+        assert_eq!(spec("35:4").id, 35);
+        assert_eq!(spec("1").id, 1);
+        assert!(parse_filter("7")
+            .unwrap_err()
+            .contains("unknown filter ID 7"));
+        assert_eq!(parse_codec_meta("-2"), Ok(0xfe));
+        assert_eq!(parse_codec_meta("200"), Ok(200));
+        assert!(parse_codec_meta("256").is_err());
     }
 }
