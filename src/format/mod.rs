@@ -1,3 +1,5 @@
 //! Byte layouts of the Blosc2 formats: pure bytes, no I/O, no threads, no codecs.
 
 pub mod chunk;
+pub mod frame;
+pub mod msgpack;
