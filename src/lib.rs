@@ -24,7 +24,9 @@ pub mod error;
 pub mod ffi;
 pub mod filters;
 pub mod format;
+pub mod frame;
 pub mod registry;
 pub mod scheduler;
+pub mod schunk;
 
 pub use error::{Error, Result};
