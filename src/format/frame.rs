@@ -14,6 +14,7 @@
 //! ```
 //! use strata::format::frame::{FrameHeader, Metalayer, Trailer};
 //! let mut h = FrameHeader::new(4);
+//! h.frame_len = 149;
 //! h.metalayers.push(Metalayer { name: "abc".into(), content: vec![0x93, 1, 2] });
 //! let bytes = h.to_bytes();
 //! assert_eq!(bytes.len(), 114);
