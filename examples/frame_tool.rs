@@ -14,6 +14,9 @@
 //!   `{"op": "fill_special", "nitems", "kind", "chunksize"}`, `{"op": "vlmeta", "name",
 //!   "hex"}`, `{"op": "vlmeta_delete", "name"}`, `{"op": "meta_update", "name", "hex"}`,
 //!   `{"op": "reopen"}`.
+//! * `frame_tool crash <spec.json> <raw> <out> <k>`: builds the spec's frame in memory up to
+//!   its last op, runs the last op on a store that fails at its `k`-th write, and writes what
+//!   the store then holds to `<out>` (for checking that python-blosc2 opens every state).
 //! * `frame_tool range <frame> <nchunk> <start> <stop> <out>`: a lazy partial read.
 
 use serde_json::{json, Value as Json};
@@ -21,7 +24,7 @@ use std::path::PathBuf;
 use strata::chunk::{special_chunk, CParams, SplitMode};
 use strata::format::chunk::SpecialType;
 use strata::format::frame::ChunkLoc;
-use strata::frame::{OpenMode, SyncPolicy};
+use strata::frame::{FaultPlan, FaultyIo, MemIo, OpenMode, SyncPolicy};
 use strata::schunk::{Location, SChunk, SChunkOptions};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -164,69 +167,110 @@ fn write(spec: &str, raw: &str, out: &str) -> Res<()> {
     let mut s = SChunk::create(&location, &opts)?;
     let empty = Vec::new();
     for op in spec["ops"].as_array().unwrap_or(&empty) {
-        let range = || -> Res<&[u8]> { Ok(&raw[get_usize(op, "start")?..get_usize(op, "stop")?]) };
-        match op["op"].as_str().unwrap_or("") {
-            "append" => {
-                s.append_buffer(range()?)?;
+        if op["op"].as_str() == Some("reopen") {
+            if loc != "memory" {
+                s.close()?;
+                s = SChunk::open(out, OpenMode::ReadWrite)?;
             }
-            "append_data" => {
-                s.append_data(range()?)?;
-            }
-            "insert" => {
-                let c = strata::chunk::compress_vec(&cparams, range()?)?;
-                s.insert_chunk(get_usize(op, "n")?, &c)?;
-            }
-            "update" => s.update_buffer(get_usize(op, "n")?, range()?)?,
-            "special" => {
-                let c = special_chunk(
-                    &cparams,
-                    kind_of(op["kind"].as_str().unwrap_or(""))?,
-                    get_usize(op, "nbytes")?,
-                    &[],
-                )?;
-                match op["how"].as_str().unwrap_or("append") {
-                    "insert" => {
-                        s.insert_chunk(get_usize(op, "n")?, &c)?;
-                    }
-                    "update" => s.update_chunk(get_usize(op, "n")?, &c)?,
-                    _ => {
-                        s.append_chunk(&c)?;
-                    }
-                }
-            }
-            "delete" => {
-                s.delete_chunk(get_usize(op, "n")?)?;
-            }
-            "fill_special" => {
-                s.fill_special(
-                    get_usize(op, "nitems")? as u64,
-                    kind_of(op["kind"].as_str().unwrap_or(""))?,
-                    get_usize(op, "chunksize")?,
-                )?;
-            }
-            "vlmeta" => s.vlmeta_set(
-                op["name"].as_str().unwrap_or(""),
-                &unhex(op["hex"].as_str().unwrap_or(""))?,
-                None,
-            )?,
-            "vlmeta_delete" => s.vlmeta_delete(op["name"].as_str().unwrap_or(""))?,
-            "meta_update" => s.meta_update(
-                op["name"].as_str().unwrap_or(""),
-                &unhex(op["hex"].as_str().unwrap_or(""))?,
-            )?,
-            "reopen" => {
-                if loc != "memory" {
-                    s.close()?;
-                    s = SChunk::open(out, OpenMode::ReadWrite)?;
-                }
-            }
-            other => return Err(format!("unknown op {other}").into()),
+            continue;
         }
+        apply(&mut s, op, &raw, &cparams)?;
     }
     if loc == "memory" {
         std::fs::write(out, s.to_cframe()?)?;
     }
     s.close()?;
+    Ok(())
+}
+
+fn apply(s: &mut SChunk, op: &Json, raw: &[u8], cparams: &CParams) -> Res<()> {
+    let range = || -> Res<&[u8]> { Ok(&raw[get_usize(op, "start")?..get_usize(op, "stop")?]) };
+    match op["op"].as_str().unwrap_or("") {
+        "append" => {
+            s.append_buffer(range()?)?;
+        }
+        "append_data" => {
+            s.append_data(range()?)?;
+        }
+        "insert" => {
+            let c = strata::chunk::compress_vec(cparams, range()?)?;
+            s.insert_chunk(get_usize(op, "n")?, &c)?;
+        }
+        "update" => s.update_buffer(get_usize(op, "n")?, range()?)?,
+        "special" => {
+            let c = special_chunk(
+                cparams,
+                kind_of(op["kind"].as_str().unwrap_or(""))?,
+                get_usize(op, "nbytes")?,
+                &[],
+            )?;
+            match op["how"].as_str().unwrap_or("append") {
+                "insert" => {
+                    s.insert_chunk(get_usize(op, "n")?, &c)?;
+                }
+                "update" => s.update_chunk(get_usize(op, "n")?, &c)?,
+                _ => {
+                    s.append_chunk(&c)?;
+                }
+            }
+        }
+        "delete" => {
+            s.delete_chunk(get_usize(op, "n")?)?;
+        }
+        "fill_special" => {
+            s.fill_special(
+                get_usize(op, "nitems")? as u64,
+                kind_of(op["kind"].as_str().unwrap_or(""))?,
+                get_usize(op, "chunksize")?,
+            )?;
+        }
+        "vlmeta" => s.vlmeta_set(
+            op["name"].as_str().unwrap_or(""),
+            &unhex(op["hex"].as_str().unwrap_or(""))?,
+            None,
+        )?,
+        "vlmeta_delete" => s.vlmeta_delete(op["name"].as_str().unwrap_or(""))?,
+        "meta_update" => s.meta_update(
+            op["name"].as_str().unwrap_or(""),
+            &unhex(op["hex"].as_str().unwrap_or(""))?,
+        )?,
+        other => return Err(format!("unknown op {other}").into()),
+    }
+    Ok(())
+}
+
+/// Builds the spec's frame in memory up to its last op, then runs the last op on a store
+/// that fails at mutation `k`, and writes what the store holds then to `out`. Prints
+/// `fired` or `completed`.
+fn crash(spec: &str, raw: &str, out: &str, k: &str) -> Res<()> {
+    let spec_j: Json = serde_json::from_str(&std::fs::read_to_string(spec)?)?;
+    let raw = std::fs::read(raw)?;
+    let cparams = cparams_of(&spec_j["cparams"])?;
+    let mut metalayers = Vec::new();
+    if let Some(m) = spec_j["metalayers"].as_object() {
+        for (name, v) in m {
+            metalayers.push((name.clone(), unhex(v.as_str().unwrap_or(""))?));
+        }
+    }
+    let opts = SChunkOptions {
+        cparams: cparams.clone(),
+        metalayers,
+        ..SChunkOptions::default()
+    };
+    let ops = spec_j["ops"].as_array().ok_or("no ops")?;
+    let (last, first) = ops.split_last().ok_or("no ops")?;
+    let mut s = SChunk::new(&opts)?;
+    for op in first {
+        apply(&mut s, op, &raw, &cparams)?;
+    }
+    let mem = MemIo::from_frame(s.to_cframe()?);
+    let plan = FaultPlan::new(k.parse()?, false);
+    let faulty = FaultyIo::new(Box::new(mem.clone()), plan.clone());
+    let mut s = SChunk::from_io(Box::new(faulty), OpenMode::ReadWrite, SyncPolicy::None)?;
+    let _ = apply(&mut s, last, &raw, &cparams);
+    drop(s);
+    std::fs::write(out, mem.snapshot().frame)?;
+    println!("{}", if plan.fired() { "fired" } else { "completed" });
     Ok(())
 }
 
@@ -244,6 +288,7 @@ fn main() {
     let r = match args.get(1).map(String::as_str) {
         Some("dump") if args.len() == 4 => dump(&args[2], &args[3]),
         Some("write") if args.len() == 5 => write(&args[2], &args[3], &args[4]),
+        Some("crash") if args.len() == 6 => crash(&args[2], &args[3], &args[4], &args[5]),
         Some("range") if args.len() == 7 => range(&args[2], &args[3], &args[4], &args[5], &args[6]),
         _ => Err("usage: frame_tool dump <frame> <data-out> | write <spec.json> <raw> <out> | \
                   range <frame> <nchunk> <start> <stop> <out>"

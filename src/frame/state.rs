@@ -34,13 +34,19 @@ fn offsets_cparams() -> CParams {
     }
 }
 
-/// The offsets chunk of `offsets` (empty when there is none).
-fn encode_offsets(offsets: &[i64]) -> Result<Vec<u8>> {
+/// The offsets chunk of `offsets` (empty when there is none), compressed into room for
+/// `room` more entries than it holds: C-Blosc2's delete compresses the shortened index into
+/// the buffer of the longer one, so its compressed output may exceed the raw size there, where
+/// elsewhere it would be stored raw.
+fn encode_offsets(offsets: &[i64], room: usize) -> Result<Vec<u8>> {
     if offsets.is_empty() {
         return Ok(Vec::new());
     }
     let raw: Vec<u8> = offsets.iter().flat_map(|v| v.to_le_bytes()).collect();
-    crate::chunk::compress_vec(&offsets_cparams(), &raw)
+    let mut out = vec![0u8; crate::chunk::max_compressed_len(raw.len() + 8 * room)];
+    let n = crate::chunk::compress(&offsets_cparams(), &raw, &mut out)?;
+    out.truncate(n);
+    Ok(out)
 }
 
 /// A chunk handed to a mutation, checked.
@@ -103,6 +109,8 @@ struct Plan<'a> {
     pieces: Vec<Piece<'a>>,
     /// The new index; `None` keeps the stored offsets chunk as it is.
     offsets: Option<Vec<i64>>,
+    /// Extra entries of room when compressing the index (1 for delete, as C-Blosc2).
+    room: usize,
     header: FrameHeader,
     trailer: Trailer,
 }
@@ -338,6 +346,12 @@ impl Frame {
     /// The committed header.
     pub fn header(&self) -> &FrameHeader {
         &self.header
+    }
+
+    /// Sets the informational thread counts that the next commit writes into the header.
+    pub fn set_header_nthreads(&mut self, compress: i16, decompress: i16) {
+        self.header.nthreads_c = compress;
+        self.header.nthreads_d = decompress;
     }
 
     /// The vlmetalayers.
@@ -745,6 +759,7 @@ impl Frame {
                     p: self.header.header_len as u64 + c0,
                     pieces,
                     offsets: Some(offsets),
+                    room: 0,
                     header,
                     trailer,
                 })
@@ -765,7 +780,7 @@ impl Frame {
                 }
                 let mut offsets = self.offsets.clone();
                 offsets.splice(n..n, entries);
-                self.commit_sparse(&files, offsets, header, self.trailer.clone(), None)
+                self.commit_sparse(&files, offsets, header, self.trailer.clone(), None, 0)
             }
         }
     }
@@ -846,6 +861,7 @@ impl Frame {
                     p,
                     pieces,
                     offsets: Some(offsets),
+                    room: 0,
                     header,
                     trailer,
                 })
@@ -869,7 +885,7 @@ impl Frame {
                     ChunkLoc::Stored(id) => Some(id),
                     ChunkLoc::Special(_) => None,
                 };
-                self.commit_sparse(&files, offsets, header, self.trailer.clone(), remove)
+                self.commit_sparse(&files, offsets, header, self.trailer.clone(), remove, 0)
             }
         }
     }
@@ -898,6 +914,7 @@ impl Frame {
                     p: self.header.header_len as u64 + self.data_len(),
                     pieces: Vec::new(),
                     offsets: Some(offsets),
+                    room: 1,
                     header,
                     trailer,
                 })
@@ -910,7 +927,7 @@ impl Frame {
                     }
                     ChunkLoc::Special(_) => None,
                 };
-                self.commit_sparse(&[], offsets, header, self.trailer.clone(), remove)
+                self.commit_sparse(&[], offsets, header, self.trailer.clone(), remove, 1)
             }
         }
     }
@@ -929,12 +946,13 @@ impl Frame {
                 p: self.header.header_len as u64 + self.data_len(),
                 pieces: Vec::new(),
                 offsets: None,
+                room: 0,
                 header,
                 trailer,
             }),
             FrameType::Sparse => {
                 let offsets = self.offsets.clone();
-                self.commit_sparse(&[], offsets, header, trailer, None)
+                self.commit_sparse(&[], offsets, header, trailer, None, 0)
             }
         }
     }
@@ -956,10 +974,11 @@ impl Frame {
                 p: self.header.header_len as u64,
                 pieces: Vec::new(),
                 offsets: Some(Vec::new()),
+                room: 0,
                 header,
                 trailer,
             }),
-            FrameType::Sparse => self.commit_sparse(&[], Vec::new(), header, trailer, None),
+            FrameType::Sparse => self.commit_sparse(&[], Vec::new(), header, trailer, None, 0),
         }
     }
 
@@ -1122,16 +1141,18 @@ impl Frame {
 
     /// Commits a change of a contiguous frame (see the module docs for the protocol).
     fn commit_contiguous(&mut self, plan: Plan<'_>) -> Result<()> {
+        let room = plan.room;
         let Plan {
             p,
             pieces,
             offsets,
             mut header,
             trailer,
+            ..
         } = plan;
         let (offsets, off_chunk) = match offsets {
             Some(v) => {
-                let c = encode_offsets(&v)?;
+                let c = encode_offsets(&v, room)?;
                 (v, c)
             }
             None => (self.offsets.clone(), self.offsets_chunk.clone()),
@@ -1191,7 +1212,7 @@ impl Frame {
                 .iter()
                 .map(|&v| if v >= rel_p { v + shift } else { v })
                 .collect();
-            encode_offsets(&shifted)?
+            encode_offsets(&shifted, 0)?
         } else {
             self.offsets_chunk.clone()
         };
@@ -1244,6 +1265,7 @@ impl Frame {
         mut header: FrameHeader,
         trailer: Trailer,
         remove: Option<u64>,
+        room: usize,
     ) -> Result<()> {
         let durable = self.durable();
         for &(id, bytes) in files {
@@ -1255,7 +1277,7 @@ impl Frame {
             header.cbytes = 0;
         }
         header.has_vlmetalayers = !trailer.vlmetalayers.is_empty();
-        let off_chunk = encode_offsets(&offsets)?;
+        let off_chunk = encode_offsets(&offsets, room)?;
         let tbytes = trailer.to_bytes();
         frame_parts(&mut header, 0, &off_chunk, &tbytes);
         let hb = header.to_bytes();

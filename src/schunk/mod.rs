@@ -279,8 +279,12 @@ impl SChunk {
     /// # Errors
     /// As [`SChunk::open_with`].
     pub fn from_io(io: Box<dyn FrameIo>, mode: OpenMode, sync: SyncPolicy) -> Result<SChunk> {
-        let frame = Frame::open(io, mode != OpenMode::Read, sync)?;
-        Ok(Self::wrap(frame, mode, Context::global()))
+        let mut frame = Frame::open(io, mode != OpenMode::Read, sync)?;
+        let ctx = Context::global();
+        // As C-Blosc2: a reopened frame records the process's default thread count.
+        let nt = i16::try_from(ctx.runtime.nthreads()).unwrap_or(i16::MAX);
+        frame.set_header_nthreads(nt, nt);
+        Ok(Self::wrap(frame, mode, ctx))
     }
 
     /// A super-chunk over a copy of the contiguous frame `bytes`, in memory, read-write;
@@ -433,6 +437,9 @@ impl SChunk {
     pub fn set_nthreads(&mut self, compress: usize, decompress: usize) {
         self.cparams.nthreads = compress;
         self.dparams.nthreads = decompress;
+        let rt = self.ctx.runtime.nthreads();
+        let nt = |n: usize| i16::try_from(if n == 0 { rt } else { n }).unwrap_or(i16::MAX);
+        self.frame.set_header_nthreads(nt(compress), nt(decompress));
     }
 
     /// The frame header as committed.
