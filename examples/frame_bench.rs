@@ -19,9 +19,15 @@ fn main() {
         ..CParams::default()
     };
     let n = kib * 1024;
-    let data: Vec<u8> = (0..n as u32 / 4).flat_map(|i| (i / 3 ^ i % 7).to_le_bytes()).collect();
+    let data: Vec<u8> = (0..n as u32 / 4)
+        .flat_map(|i| ((i / 3) ^ (i % 7)).to_le_bytes())
+        .collect();
     let chunk = compress_vec(&cparams, &data).unwrap();
-    println!("{nchunks} appends of {kib} KiB (lz4, {} bytes compressed) to {}", chunk.len(), dir.display());
+    println!(
+        "{nchunks} appends of {kib} KiB (lz4, {} bytes compressed) to {}",
+        chunk.len(),
+        dir.display()
+    );
     for (name, sync) in [
         ("none", SyncPolicy::None),
         ("on-close", SyncPolicy::OnClose),
@@ -48,7 +54,11 @@ fn main() {
             let secs = t.elapsed().as_secs_f64();
             println!(
                 "sync {name:<11} {:<13} {:>8.1} appends/s {:>8.1} MB/s",
-                if precompressed { "append_chunk" } else { "append_buffer" },
+                if precompressed {
+                    "append_chunk"
+                } else {
+                    "append_buffer"
+                },
                 nchunks as f64 / secs,
                 (nchunks * n) as f64 / secs / 1e6
             );

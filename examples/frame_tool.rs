@@ -156,7 +156,6 @@ fn write(spec: &str, raw: &str, out: &str) -> Res<()> {
         chunksize: spec["chunksize"].as_u64().unwrap_or(0) as usize,
         sync,
         overwrite: true,
-        ..SChunkOptions::default()
     };
     let loc = spec["location"].as_str().unwrap_or("file");
     let location = match loc {
@@ -290,9 +289,11 @@ fn main() {
         Some("write") if args.len() == 5 => write(&args[2], &args[3], &args[4]),
         Some("crash") if args.len() == 6 => crash(&args[2], &args[3], &args[4], &args[5]),
         Some("range") if args.len() == 7 => range(&args[2], &args[3], &args[4], &args[5], &args[6]),
-        _ => Err("usage: frame_tool dump <frame> <data-out> | write <spec.json> <raw> <out> | \
+        _ => Err(
+            "usage: frame_tool dump <frame> <data-out> | write <spec.json> <raw> <out> | \
                   range <frame> <nchunk> <start> <stop> <out>"
-            .into()),
+                .into(),
+        ),
     };
     if let Err(e) = r {
         eprintln!("frame_tool: {e}");

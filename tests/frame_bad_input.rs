@@ -23,7 +23,8 @@ fn sample() -> Vec<u8> {
     for p in data.chunks(4000) {
         s.append_buffer(p).unwrap();
     }
-    let zeros = strata::chunk::special_chunk(&s.cparams().clone(), SpecialType::Zero, 4000, &[]).unwrap();
+    let zeros =
+        strata::chunk::special_chunk(&s.cparams().clone(), SpecialType::Zero, 4000, &[]).unwrap();
     s.append_chunk(&zeros).unwrap();
     s.vlmeta_set("vl", b"some value", None).unwrap();
     s.to_cframe().unwrap()
@@ -81,7 +82,8 @@ fn lies_are_errors() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("lie.b2frame");
     let hl = header_len(&f);
-    let cases: Vec<(&str, Box<dyn Fn(&mut Vec<u8>)>)> = vec![
+    type Lie = Box<dyn Fn(&mut Vec<u8>)>;
+    let cases: Vec<(&str, Lie)> = vec![
         ("magic", Box::new(|f| f[3] = b'X')),
         ("frame type", Box::new(|f| f[26] = 1)),
         ("version", Box::new(|f| f[25] = 0x14)),
@@ -89,26 +91,90 @@ fn lies_are_errors() {
         ("frame_len", Box::new(|f| f[16] = 0x7f)),
         ("typesize", Box::new(|f| f[48..52].copy_from_slice(&[0; 4]))),
         ("cbytes past the file", Box::new(|f| f[40] = 0x10)),
-        ("cbytes short", Box::new(|f| { let c = (cbytes(f) - 40) as u64; f[39..47].copy_from_slice(&c.to_be_bytes()); })),
-        ("nbytes huge, chunksize 1", Box::new(|f| { f[30..38].copy_from_slice(&(1u64 << 40).to_be_bytes()); f[58..62].copy_from_slice(&1i32.to_be_bytes()); })),
+        (
+            "cbytes short",
+            Box::new(|f| {
+                let c = (cbytes(f) - 40) as u64;
+                f[39..47].copy_from_slice(&c.to_be_bytes());
+            }),
+        ),
+        (
+            "nbytes huge, chunksize 1",
+            Box::new(|f| {
+                f[30..38].copy_from_slice(&(1u64 << 40).to_be_bytes());
+                f[58..62].copy_from_slice(&1i32.to_be_bytes());
+            }),
+        ),
         ("nbytes vs index", Box::new(|f| f[36] += 0x10)),
-        ("chunksize negative", Box::new(|f| f[58..62].copy_from_slice(&(-5i32).to_be_bytes()))),
+        (
+            "chunksize negative",
+            Box::new(|f| f[58..62].copy_from_slice(&(-5i32).to_be_bytes())),
+        ),
         ("metalayer length", Box::new(move |f| f[hl - 8] = 0x7f)),
         ("metalayer offset", Box::new(|f| f[101] = 0x7f)),
-        ("trailer length", Box::new(|f| { let n = f.len(); f[n - 20] = 0x7f; })),
-        ("trailer marker", Box::new(|f| { let n = f.len(); f[n - 23] = 0; })),
-        ("vlmeta offset", Box::new(|f| { let n = f.len(); let t = u32::from_be_bytes(f[n - 22..n - 18].try_into().unwrap()) as usize; f[n - t + 12] = 0x7f; })),
-        ("offsets chunk cbytes", Box::new(move |f| { let at = hl + cbytes(f) + 12; f[at + 2] = 0x7f; })),
-        ("offset outside the data", Box::new(move |f| { let at = hl + cbytes(f); let nb = i32::from_le_bytes(f[at + 4..at + 8].try_into().unwrap()) as usize; let flags = f[at + 2]; assert!(flags & 2 != 0, "memcpyed index expected"); let last = at + 32 + nb - 8; f[last..last + 8].copy_from_slice(&(1i64 << 40).to_le_bytes()); })),
-        ("chunk cbytes", Box::new(move |f| { f[hl + 12 + 1] = 0x7f; })),
-        ("special kind", Box::new(move |f| { let at = hl + cbytes(f); f[at + 32 + 7] = 0x80; })),
+        (
+            "trailer length",
+            Box::new(|f| {
+                let n = f.len();
+                f[n - 20] = 0x7f;
+            }),
+        ),
+        (
+            "trailer marker",
+            Box::new(|f| {
+                let n = f.len();
+                f[n - 23] = 0;
+            }),
+        ),
+        (
+            "vlmeta offset",
+            Box::new(|f| {
+                let n = f.len();
+                let t = u32::from_be_bytes(f[n - 22..n - 18].try_into().unwrap()) as usize;
+                f[n - t + 12] = 0x7f;
+            }),
+        ),
+        (
+            "offsets chunk cbytes",
+            Box::new(move |f| {
+                let at = hl + cbytes(f) + 12;
+                f[at + 2] = 0x7f;
+            }),
+        ),
+        (
+            "offset outside the data",
+            Box::new(move |f| {
+                let at = hl + cbytes(f);
+                let nb = i32::from_le_bytes(f[at + 4..at + 8].try_into().unwrap()) as usize;
+                let flags = f[at + 2];
+                assert!(flags & 2 != 0, "memcpyed index expected");
+                let last = at + 32 + nb - 8;
+                f[last..last + 8].copy_from_slice(&(1i64 << 40).to_le_bytes());
+            }),
+        ),
+        (
+            "chunk cbytes",
+            Box::new(move |f| {
+                f[hl + 12 + 1] = 0x7f;
+            }),
+        ),
+        (
+            "special kind",
+            Box::new(move |f| {
+                let at = hl + cbytes(f);
+                f[at + 32 + 7] = 0x80;
+            }),
+        ),
     ];
     for (what, lie) in cases {
         let mut b = f.clone();
         lie(&mut b);
         let e = open_and_read(&path, &b).expect_err(what);
         assert!(e.to_string().contains("lie.b2frame"), "{what}: {e}");
-        assert!([-11, -24, -13, -5, -6, -3, -17, -10].contains(&e.code()), "{what}: {e:?}");
+        assert!(
+            [-11, -24, -13, -5, -6, -3, -17, -10].contains(&e.code()),
+            "{what}: {e:?}"
+        );
     }
 }
 
@@ -117,14 +183,19 @@ fn sparse_directory_missing_a_chunk_file() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().join("sparse.b2frame");
     let o = SChunkOptions {
-        cparams: CParams { typesize: 4, nthreads: 1, ..CParams::default() },
+        cparams: CParams {
+            typesize: 4,
+            nthreads: 1,
+            ..CParams::default()
+        },
         sync: SyncPolicy::None,
         ..SChunkOptions::default()
     };
     let mut s = SChunk::create(&Location::Dir(d.clone()), &o).unwrap();
     for i in 0..3u32 {
         let data: Vec<u8> = (0..1000u32).flat_map(|k| (k + i).to_le_bytes()).collect();
-        s.append_chunk(&compress_vec(s.cparams(), &data).unwrap()).unwrap();
+        s.append_chunk(&compress_vec(s.cparams(), &data).unwrap())
+            .unwrap();
     }
     drop(s);
     std::fs::remove_file(d.join("00000001.chunk")).unwrap();

@@ -23,7 +23,9 @@ fn cp() -> CParams {
 }
 
 fn piece(i: u32) -> Vec<u8> {
-    (0..CS as u32 / 4).flat_map(|k| (k * 3 + i * 1000).to_le_bytes()).collect()
+    (0..CS as u32 / 4)
+        .flat_map(|k| (k * 3 + i * 1000).to_le_bytes())
+        .collect()
 }
 
 fn chunk(i: u32) -> Vec<u8> {
@@ -77,8 +79,14 @@ fn run(s: &mut SChunk, op: Op) -> strata::Result<()> {
             .map(drop),
         Op::Insert => s.insert_chunk(1, &big_chunk(54)).map(drop),
         Op::UpdateBigger => s.update_chunk(0, &big_chunk(55)),
-        Op::UpdateSmaller => s.update_chunk(2, &special_chunk(&cp(), SpecialType::Value, CS, &[1, 2, 3, 4]).unwrap()),
-        Op::UpdateToSpecial => s.update_chunk(1, &special_chunk(&cp(), SpecialType::Zero, CS, &[]).unwrap()),
+        Op::UpdateSmaller => s.update_chunk(
+            2,
+            &special_chunk(&cp(), SpecialType::Value, CS, &[1, 2, 3, 4]).unwrap(),
+        ),
+        Op::UpdateToSpecial => s.update_chunk(
+            1,
+            &special_chunk(&cp(), SpecialType::Zero, CS, &[]).unwrap(),
+        ),
         Op::UpdateFromSpecial => s.update_chunk(3, &chunk(56)),
         Op::Delete => s.delete_chunk(0).map(drop),
         Op::MetaUpdate => s.meta_update("m", &[0xaa, 0xbb]),
@@ -117,7 +125,8 @@ fn build(loc: &Location) -> SChunk {
         ..SChunkOptions::default()
     };
     let mut s = SChunk::create(loc, &o).unwrap();
-    s.append_chunks(&[&chunk(0), &big_chunk(1), &chunk(2)]).unwrap();
+    s.append_chunks(&[&chunk(0), &big_chunk(1), &chunk(2)])
+        .unwrap();
     s.append_chunk(&special_chunk(&cp(), SpecialType::Zero, CS, &[]).unwrap())
         .unwrap();
     s.vlmeta_set("v", b"vl value", None).unwrap();
@@ -183,7 +192,8 @@ fn load_dir(d: &Path) -> MemStore {
 fn check(layout: &dyn Layout, op: Op, what: &str) -> usize {
     let before = state(&layout.reopen_base());
     let after = {
-        let mut s = SChunk::from_io(layout.fresh(), OpenMode::ReadWrite, SyncPolicy::EveryWrite).unwrap();
+        let mut s =
+            SChunk::from_io(layout.fresh(), OpenMode::ReadWrite, SyncPolicy::EveryWrite).unwrap();
         run(&mut s, op).unwrap();
         drop(s);
         state(&layout.reopen())
@@ -195,7 +205,8 @@ fn check(layout: &dyn Layout, op: Op, what: &str) -> usize {
         for torn in [false, true] {
             let plan = FaultPlan::new(k, torn);
             let io = FaultyIo::new(layout.fresh(), plan.clone());
-            let mut s = SChunk::from_io(Box::new(io), OpenMode::ReadWrite, SyncPolicy::EveryWrite).unwrap();
+            let mut s =
+                SChunk::from_io(Box::new(io), OpenMode::ReadWrite, SyncPolicy::EveryWrite).unwrap();
             let r = run(&mut s, op);
             drop(s);
             let mut re = layout.reopen();
@@ -205,12 +216,24 @@ fn check(layout: &dyn Layout, op: Op, what: &str) -> usize {
                 assert_eq!(got, after, "{what} {op:?} completed");
                 completed = true;
             } else {
-                assert!(r.is_err(), "{what} {op:?} k={k}: the injected fault was swallowed");
-                assert!(got == before || got == after, "{what} {op:?}: stopped at write {k} (torn {torn}): neither old nor new");
+                assert!(
+                    r.is_err(),
+                    "{what} {op:?} k={k}: the injected fault was swallowed"
+                );
+                assert!(
+                    got == before || got == after,
+                    "{what} {op:?}: stopped at write {k} (torn {torn}): neither old nor new"
+                );
                 saw_before |= got == before;
             }
             // The recovered frame takes more writes.
-            if re.chunksize().is_none_or(|cs| re.nchunks() == 0 || re.chunk_info(re.nchunks() - 1).unwrap().nbytes == cs) {
+            let last_full = match re.chunksize() {
+                None => true,
+                Some(cs) => {
+                    re.nchunks() == 0 || re.chunk_info(re.nchunks() - 1).unwrap().nbytes == cs
+                }
+            };
+            if last_full {
                 re.append_chunk(&chunk(99)).unwrap();
                 let n = re.nchunks();
                 drop(re);
@@ -254,7 +277,11 @@ fn contiguous_in_memory() {
         // Relocate (copies, offsets, trailer, header) then rewrite (data, offsets, trailer,
         // header, truncate); a metalayer update is one write.
         let expected = if matches!(op, Op::MetaUpdate) { 1 } else { 7 };
-        assert!(writes >= expected, "{op:?} completed after {} writes", writes - 1);
+        assert!(
+            writes >= expected,
+            "{op:?} completed after {} writes",
+            writes - 1
+        );
     }
 }
 

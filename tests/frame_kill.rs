@@ -58,7 +58,12 @@ fn child_append_loop() {
 
 fn kill_after(path: &std::path::Path, sync: &str, appends: u64) -> u64 {
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_append_loop", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "child_append_loop",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("STRATA_KILL_CHILD", path)
         .env("STRATA_KILL_SYNC", sync)
         .stdout(Stdio::piped())
@@ -90,9 +95,16 @@ fn kill_9_during_appends_keeps_every_completed_chunk() {
         let done = kill_after(&path, sync, appends);
         let s = SChunk::open(&path, OpenMode::Read).unwrap();
         let n = s.nchunks() as u64;
-        assert!(n >= done && n <= done + 2, "{sync}: {n} chunks after {done} reported appends");
+        assert!(
+            n >= done && n <= done + 2,
+            "{sync}: {n} chunks after {done} reported appends"
+        );
         for i in 0..n {
-            assert_eq!(s.decompress_chunk_vec(i as usize).unwrap(), piece(i), "chunk {i}");
+            assert_eq!(
+                s.decompress_chunk_vec(i as usize).unwrap(),
+                piece(i),
+                "chunk {i}"
+            );
         }
         if let Ok(v) = s.vlmeta("count") {
             let c = u64::from_le_bytes(v.try_into().unwrap());

@@ -16,7 +16,9 @@ fn cp() -> CParams {
 }
 
 fn piece(i: u32, n: usize) -> Vec<u8> {
-    (0..n as u32 / 4).flat_map(|k| (k ^ i).to_le_bytes()).collect()
+    (0..n as u32 / 4)
+        .flat_map(|k| (k ^ i).to_le_bytes())
+        .collect()
 }
 
 #[test]
@@ -52,7 +54,10 @@ fn chunk_offsets_past_4_gib() {
     let a = compress_vec(&cp(), &piece(1, 4000)).unwrap();
     let b = compress_vec(&cp(), &piece(2, 4000)).unwrap();
     let hole: u64 = 5 << 30;
-    let offsets: Vec<u8> = [0i64, hole as i64].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let offsets: Vec<u8> = [0i64, hole as i64]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
     let off_chunk = compress_vec(
         &CParams {
             typesize: 8,
@@ -77,7 +82,8 @@ fn chunk_offsets_past_4_gib() {
         f.write_all_at(&a, hl).unwrap();
         f.write_all_at(&b, hl + hole).unwrap();
         f.write_all_at(&off_chunk, hl + h.cbytes as u64).unwrap();
-        f.write_all_at(&trailer, h.frame_len - trailer.len() as u64).unwrap();
+        f.write_all_at(&trailer, h.frame_len - trailer.len() as u64)
+            .unwrap();
     }
     let mut s = SChunk::open(&path, OpenMode::ReadWrite).unwrap();
     assert_eq!(s.decompress_chunk_vec(1).unwrap(), piece(2, 4000));
@@ -97,5 +103,9 @@ fn chunk_offsets_past_4_gib() {
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::metadata(&path).unwrap();
     assert!(m.len() > 5 << 30);
-    assert!(m.blocks() * 512 < 64 << 20, "{} bytes allocated", m.blocks() * 512);
+    assert!(
+        m.blocks() * 512 < 64 << 20,
+        "{} bytes allocated",
+        m.blocks() * 512
+    );
 }

@@ -47,11 +47,20 @@ fn chunk_operations_keep_order_and_sizes() {
     }
     s.insert_chunk(1, &chunk(10, CS)).unwrap();
     s.update_chunk(0, &chunk(11, CS)).unwrap();
-    s.update_chunk(3, &special_chunk(&cparams(4), SpecialType::Zero, CS, &[]).unwrap())
-        .unwrap();
+    s.update_chunk(
+        3,
+        &special_chunk(&cparams(4), SpecialType::Zero, CS, &[]).unwrap(),
+    )
+    .unwrap();
     s.delete_chunk(2).unwrap();
     s.append_chunk(&chunk(12, 1000)).unwrap();
-    let want = [piece(11, CS), piece(10, CS), vec![0; CS], piece(3, CS), piece(12, 1000)];
+    let want = [
+        piece(11, CS),
+        piece(10, CS),
+        vec![0; CS],
+        piece(3, CS),
+        piece(12, 1000),
+    ];
     assert_eq!(s.nchunks(), 5);
     assert_eq!(s.nbytes(), (4 * CS + 1000) as u64);
     for (i, w) in want.iter().enumerate() {
@@ -59,7 +68,10 @@ fn chunk_operations_keep_order_and_sizes() {
     }
     assert_eq!(s.decompress_all().unwrap(), want.concat());
     assert_eq!(s.iter().map(Result::unwrap).collect::<Vec<_>>(), want);
-    assert!(matches!(s.chunk_info(2).unwrap().loc, ChunkLoc::Special(SpecialType::Zero)));
+    assert!(matches!(
+        s.chunk_info(2).unwrap().loc,
+        ChunkLoc::Special(SpecialType::Zero)
+    ));
     assert_eq!(s.chunk_info(2).unwrap().cbytes, 0);
     assert_eq!(s.chunk(2).unwrap().len(), 32);
     // The frame survives a round trip through bytes.
@@ -87,17 +99,32 @@ fn fixed_chunksize_rule_is_enforced() {
 #[test]
 fn special_chunks_cost_nothing_and_fill_special() {
     let mut s = SChunk::new(&opts(8)).unwrap();
-    let n = s.fill_special(1_000_003, SpecialType::Nan, 8 * 1024).unwrap();
+    let n = s
+        .fill_special(1_000_003, SpecialType::Nan, 8 * 1024)
+        .unwrap();
     assert_eq!(n, (1_000_003usize * 8).div_ceil(8 * 1024));
     assert_eq!(s.cbytes(), 0);
     assert!(s.frame_len() < 200, "{} bytes", s.frame_len());
     let last = s.decompress_chunk_vec(n - 1).unwrap();
     assert_eq!(last.len(), 1_000_003 * 8 % (8 * 1024));
-    assert!(last.chunks(8).all(|b| f64::from_le_bytes(b.try_into().unwrap()).is_nan()));
-    assert_eq!(s.fill_special(1, SpecialType::Zero, 8).unwrap_err().code(), -28);
+    assert!(last
+        .chunks(8)
+        .all(|b| f64::from_le_bytes(b.try_into().unwrap()).is_nan()));
+    assert_eq!(
+        s.fill_special(1, SpecialType::Zero, 8).unwrap_err().code(),
+        -28
+    );
     let mut z = SChunk::new(&opts(4)).unwrap();
-    assert_eq!(z.fill_special(10, SpecialType::Zero, 6).unwrap_err().code(), -12);
-    assert_eq!(z.fill_special(10, SpecialType::Value, 8).unwrap_err().code(), -12);
+    assert_eq!(
+        z.fill_special(10, SpecialType::Zero, 6).unwrap_err().code(),
+        -12
+    );
+    assert_eq!(
+        z.fill_special(10, SpecialType::Value, 8)
+            .unwrap_err()
+            .code(),
+        -12
+    );
 }
 
 #[test]
@@ -162,11 +189,17 @@ fn partial_reads_read_only_the_blocks_they_need() {
         chunksize: 8 << 20,
         ..SChunkOptions::default()
     };
-    let data: Vec<u8> = (0..2u64 << 20).flat_map(|i| (i * i % 100_003).to_le_bytes()).collect();
+    let data: Vec<u8> = (0..2u64 << 20)
+        .flat_map(|i| (i * i % 100_003).to_le_bytes())
+        .collect();
     let mut s = SChunk::create(&Location::File(path.clone()), &o).unwrap();
     s.append_data(&data).unwrap();
     s.close().unwrap();
-    let chunk_cbytes = SChunk::open(&path, OpenMode::Read).unwrap().chunk_info(1).unwrap().cbytes;
+    let chunk_cbytes = SChunk::open(&path, OpenMode::Read)
+        .unwrap()
+        .chunk_info(1)
+        .unwrap()
+        .cbytes;
     assert!(chunk_cbytes > 1 << 20, "{chunk_cbytes}");
 
     let read = Arc::new(AtomicU64::new(0));
@@ -181,13 +214,21 @@ fn partial_reads_read_only_the_blocks_they_need() {
     let start = (1 << 20) * 8 + 500_000 * 8;
     assert_eq!(out, data[start..start + 8000]);
     let used = read.load(Ordering::SeqCst) - before;
-    assert!(used < 64 * 1024, "read {used} bytes of a {chunk_cbytes}-byte chunk");
+    assert!(
+        used < 64 * 1024,
+        "read {used} bytes of a {chunk_cbytes}-byte chunk"
+    );
     // Blocks 3..5 of chunk 0.
     let mut blocks = vec![0u8; 2 * 32 * 1024];
     assert_eq!(s.decompress_blocks(0, 3..5, &mut blocks).unwrap(), 65536);
     assert_eq!(blocks, data[3 * 32 * 1024..5 * 32 * 1024]);
     assert_eq!(s.decompress_range(0, 0..0, &mut []).unwrap(), 0);
-    assert_eq!(s.decompress_range(0, 10..(8 << 20) + 1, &mut out).unwrap_err().code(), -33);
+    assert_eq!(
+        s.decompress_range(0, 10..(8 << 20) + 1, &mut out)
+            .unwrap_err()
+            .code(),
+        -33
+    );
 }
 
 #[test]
@@ -203,7 +244,8 @@ fn metalayers() {
     assert_eq!(s.meta("b2nd").unwrap(), [7, 7, 3, 4]);
     assert_eq!(s.meta_update("b2nd", &[0; 5]).unwrap_err().code(), -12);
     assert_eq!(s.meta_update("nope", &[0]).unwrap_err().code(), -34);
-    s.meta_add("late", &values::pack(&Value::from("v"))).unwrap();
+    s.meta_add("late", &values::pack(&Value::from("v")))
+        .unwrap();
     assert_eq!(s.meta_value("late").unwrap(), Value::from("v"));
     assert_eq!(s.meta_add("x", &[1]).unwrap_err().code(), -12);
     assert_eq!(s.meta_add(&"n".repeat(32), &[1]).unwrap_err().code(), -12);
@@ -213,7 +255,11 @@ fn metalayers() {
     assert_eq!(back.meta("b2nd").unwrap(), [7, 7, 3, 4]);
     assert_eq!(back.meta_names(), ["b2nd", "x", "late"]);
     let many: Vec<_> = (0..17).map(|i| (format!("m{i}"), vec![i as u8])).collect();
-    let e = SChunk::new(&SChunkOptions { metalayers: many, ..opts(1) }).unwrap_err();
+    let e = SChunk::new(&SChunkOptions {
+        metalayers: many,
+        ..opts(1)
+    })
+    .unwrap_err();
     assert_eq!(e.code(), -12);
 }
 
@@ -223,7 +269,8 @@ fn vlmetalayers() {
     s.append_chunk(&chunk(0, CS)).unwrap();
     let v = values::tuple(vec![Value::from(3), Value::from("three")]);
     s.vlmeta_set_value("t", &v).unwrap();
-    s.vlmeta_set("raw", b"bytes here", Some(&cparams(1))).unwrap();
+    s.vlmeta_set("raw", b"bytes here", Some(&cparams(1)))
+        .unwrap();
     s.vlmeta_set("raw", b"other", None).unwrap();
     assert_eq!(s.vlmeta_names(), ["t", "raw"]);
     assert_eq!(s.vlmeta("raw").unwrap(), b"other");
@@ -300,7 +347,10 @@ fn the_three_layouts_hold_the_same_content() {
     let from_sparse = SChunk::from_cframe(frames[2].clone()).unwrap();
     assert_eq!(
         from_sparse.decompress_all().unwrap(),
-        SChunk::from_cframe(frames[0].clone()).unwrap().decompress_all().unwrap()
+        SChunk::from_cframe(frames[0].clone())
+            .unwrap()
+            .decompress_all()
+            .unwrap()
     );
 }
 
@@ -319,6 +369,9 @@ fn sparse_update_writes_a_new_chunk_file_and_removes_the_old() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     names.sort();
-    assert_eq!(names, ["00000002.chunk", "00000003.chunk", "chunks.b2frame"]);
+    assert_eq!(
+        names,
+        ["00000002.chunk", "00000003.chunk", "chunks.b2frame"]
+    );
     assert_eq!(s.decompress_chunk_vec(0).unwrap(), piece(9, CS));
 }

@@ -408,7 +408,11 @@ pub fn frames() -> Vec<(String, Vec<u8>)> {
     use strata::format::chunk::SpecialType;
     use strata::schunk::{SChunk, SChunkOptions};
     let mut out = Vec::new();
-    for (codec, filters) in [(0u8, [0, 0, 0, 0, 0, 1]), (1, [0, 0, 0, 0, 3, 1]), (5, [0, 0, 0, 0, 0, 2])] {
+    for (codec, filters) in [
+        (0u8, [0, 0, 0, 0, 0, 1]),
+        (1, [0, 0, 0, 0, 3, 1]),
+        (5, [0, 0, 0, 0, 0, 2]),
+    ] {
         let cparams = CParams {
             typesize: 4,
             codec,
@@ -419,7 +423,10 @@ pub fn frames() -> Vec<(String, Vec<u8>)> {
         };
         let o = SChunkOptions {
             cparams: cparams.clone(),
-            metalayers: vec![("b2nd".into(), vec![0x97, 0, 1, 0x91, 0xd3, 0, 0, 0, 0, 0, 0, 0x27, 0x10])],
+            metalayers: vec![(
+                "b2nd".into(),
+                vec![0x97, 0, 1, 0x91, 0xd3, 0, 0, 0, 0, 0, 0, 0x27, 0x10],
+            )],
             chunksize: 4096,
             ..SChunkOptions::default()
         };
@@ -431,14 +438,21 @@ pub fn frames() -> Vec<(String, Vec<u8>)> {
         s.update_buffer(1, &text(4096)).expect("update");
         s.append_buffer(&data[..1000]).expect("append short");
         s.vlmeta_set("vl", b"\xa5hello", None).expect("vlmeta");
-        out.push((format!("frame-codec{codec}"), s.to_cframe().expect("cframe")));
+        out.push((
+            format!("frame-codec{codec}"),
+            s.to_cframe().expect("cframe"),
+        ));
     }
     let mut s = SChunk::new(&SChunkOptions {
-        cparams: CParams { typesize: 8, ..CParams::default() },
+        cparams: CParams {
+            typesize: 8,
+            ..CParams::default()
+        },
         ..SChunkOptions::default()
     })
     .expect("schunk");
-    s.fill_special(5000, SpecialType::Nan, 8 * 512).expect("fill");
+    s.fill_special(5000, SpecialType::Nan, 8 * 512)
+        .expect("fill");
     out.push(("frame-fill-nan".into(), s.to_cframe().expect("cframe")));
     out
 }

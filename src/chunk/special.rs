@@ -41,7 +41,9 @@ pub fn special_chunk(
     }
     let extra = match kind {
         SpecialType::None => {
-            return Err(Error::InvalidParam("a special chunk needs a special kind".into()))
+            return Err(Error::InvalidParam(
+                "a special chunk needs a special kind".into(),
+            ))
         }
         SpecialType::Value if value.len() != ts => {
             return Err(Error::InvalidParam(format!(

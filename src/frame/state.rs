@@ -271,8 +271,10 @@ impl Frame {
             }
             cs => return Err(Error::header(format!("chunksize {cs} with data"))),
         };
-        if n.checked_mul(8).is_none_or(|b| b > MAX_BUFFERSIZE as u64) {
-            return Err(Error::header(format!("{n} chunks exceed the offsets index limit")));
+        if !matches!(n.checked_mul(8), Some(b) if b <= MAX_BUFFERSIZE as u64) {
+            return Err(Error::header(format!(
+                "{n} chunks exceed the offsets index limit"
+            )));
         }
         Ok(n as usize)
     }
@@ -319,13 +321,14 @@ impl Frame {
             .collect();
         for (i, &v) in offsets.iter().enumerate() {
             match decode_offset(v)? {
-                ChunkLoc::Stored(o) if kind == FrameType::Contiguous => {
-                    if o + EXTENDED_HEADER_LENGTH as u64 > h.cbytes as u64 {
-                        return Err(Error::header(format!(
-                            "chunk {i} at offset {o} lies outside the {}-byte data section",
-                            h.cbytes
-                        )));
-                    }
+                ChunkLoc::Stored(o)
+                    if kind == FrameType::Contiguous
+                        && o + EXTENDED_HEADER_LENGTH as u64 > h.cbytes as u64 =>
+                {
+                    return Err(Error::header(format!(
+                        "chunk {i} at offset {o} lies outside the {}-byte data section",
+                        h.cbytes
+                    )));
                 }
                 ChunkLoc::Special(_) if h.chunksize == 0 => {
                     return Err(Error::header(format!(
@@ -389,7 +392,9 @@ impl Frame {
 
     /// The uncompressed size of chunk `n` as the header implies it (fixed chunksize).
     fn fixed_nbytes(&self, n: usize) -> Option<usize> {
-        let cs = usize::try_from(self.header.chunksize).ok().filter(|&c| c > 0)?;
+        let cs = usize::try_from(self.header.chunksize)
+            .ok()
+            .filter(|&c| c > 0)?;
         let total = self.header.nbytes as u64;
         let start = n as u64 * cs as u64;
         Some((total.saturating_sub(start)).min(cs as u64) as usize)
@@ -448,9 +453,7 @@ impl Frame {
             .filter(|&c| c >= EXTENDED_HEADER_LENGTH && c as u64 <= room)
             .ok_or_else(|| Error::Frame {
                 path,
-                what: format!(
-                    "chunk at byte {pos} claims {cb} bytes, {room} are available to it"
-                ),
+                what: format!("chunk at byte {pos} claims {cb} bytes, {room} are available to it"),
             })?;
         Ok((h, cb))
     }
@@ -459,9 +462,9 @@ impl Frame {
     pub fn read_chunk(&self, n: usize) -> Result<Vec<u8>> {
         match self.chunk_loc(n)? {
             ChunkLoc::Special(kind) => {
-                let nb = self.fixed_nbytes(n).ok_or_else(|| {
-                    Error::header("special chunk in a variable-chunksize frame")
-                })?;
+                let nb = self
+                    .fixed_nbytes(n)
+                    .ok_or_else(|| Error::header("special chunk in a variable-chunksize frame"))?;
                 special_chunk(&self.special_cparams(), kind, nb, &[])
                     .map_err(|e| Error::header(e).in_frame(&self.path()))
             }
@@ -598,11 +601,7 @@ impl Frame {
         let mut new_starts = vec![data_start; nblocks];
         for &b in needed.iter().filter(|&&b| b < nblocks) {
             let s = starts[b];
-            let end = sorted
-                .iter()
-                .copied()
-                .find(|&x| x > s)
-                .unwrap_or(cb);
+            let end = sorted.iter().copied().find(|&x| x > s).unwrap_or(cb);
             new_starts[b] = image.len();
             let at = image.len();
             image.resize(at + (end - s), 0);
@@ -662,9 +661,8 @@ impl Frame {
     /// `chunksize` bytes (C-Blosc2 2.x rule).
     fn append_chunksize(&self, chunks: &[NewChunk<'_>], err: fn(String) -> Error) -> Result<i32> {
         let mut cs = self.header.chunksize;
-        let mut n = self.nchunks();
         let mut last = self.last_nbytes();
-        for c in chunks {
+        for (n, c) in (self.nchunks()..).zip(chunks) {
             if n == 0 || cs <= 0 {
                 cs = i32::try_from(c.nbytes).map_err(|_| err("chunk too large".into()))?;
             } else {
@@ -682,7 +680,6 @@ impl Frame {
                     )));
                 }
             }
-            n += 1;
             last = c.nbytes;
         }
         Ok(cs)
@@ -831,7 +828,11 @@ impl Frame {
                         let (obj, pos, room) = self.stored_at(o)?;
                         let (_, ocb) = self.stored_header(obj, pos, room)?;
                         // C-Blosc2 counts an old chunk of exactly 32 bytes as 0.
-                        let ocb = if ocb == EXTENDED_HEADER_LENGTH { 0 } else { ocb as u64 };
+                        let ocb = if ocb == EXTENDED_HEADER_LENGTH {
+                            0
+                        } else {
+                            ocb as u64
+                        };
                         let new_len = chunk.stored_len();
                         let delta = new_len as i64 - ocb as i64;
                         let mut pieces = Vec::new();
@@ -1169,7 +1170,9 @@ impl Frame {
         if offsets.is_empty() {
             header.cbytes = 0;
         }
-        if self.offsets.is_empty() || offsets.is_empty() || header.header_len != self.header.header_len
+        if self.offsets.is_empty()
+            || offsets.is_empty()
+            || header.header_len != self.header.header_len
         {
             // Empty before or after, or a new header length: the whole frame is small (or
             // only new chunks); replace it atomically.
@@ -1178,7 +1181,9 @@ impl Frame {
                 match pc {
                     Piece::New(b) => parts.push(b),
                     Piece::Old { .. } => {
-                        return Err(Error::InvalidParam("internal: old bytes in a replace".into()))
+                        return Err(Error::InvalidParam(
+                            "internal: old bytes in a replace".into(),
+                        ))
                     }
                 }
             }

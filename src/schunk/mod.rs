@@ -55,7 +55,7 @@ pub enum Location {
 }
 
 /// How a new super-chunk is made.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SChunkOptions {
     /// Compression parameters of the chunks that [`SChunk::append_buffer`] and
     /// [`SChunk::append_data`] make; stored in the frame header.
@@ -71,19 +71,6 @@ pub struct SChunkOptions {
     pub sync: SyncPolicy,
     /// Replace an existing file or directory.
     pub overwrite: bool,
-}
-
-impl Default for SChunkOptions {
-    fn default() -> Self {
-        SChunkOptions {
-            cparams: CParams::default(),
-            dparams: DParams::default(),
-            metalayers: Vec::new(),
-            chunksize: 0,
-            sync: SyncPolicy::default(),
-            overwrite: false,
-        }
-    }
 }
 
 /// What the index says about one chunk.
@@ -117,7 +104,11 @@ impl std::fmt::Debug for SChunk {
 }
 
 /// The header fields that `cparams` set.
-fn header_from(cparams: &CParams, dparams: &DParams, runtime_threads: usize) -> Result<FrameHeader> {
+fn header_from(
+    cparams: &CParams,
+    dparams: &DParams,
+    runtime_threads: usize,
+) -> Result<FrameHeader> {
     cparams.validate()?;
     let typesize = i32::try_from(cparams.typesize)
         .map_err(|_| Error::InvalidParam(format!("typesize {}", cparams.typesize)))?;
@@ -140,7 +131,8 @@ fn header_from(cparams: &CParams, dparams: &DParams, runtime_threads: usize) -> 
 fn compress_ctx_vec(ctx: &Context<'_>, cparams: &CParams, data: &[u8]) -> Result<Vec<u8>> {
     let cap = crate::chunk::max_compressed_len(data.len());
     let mut out = Vec::new();
-    out.try_reserve_exact(cap).map_err(|_| Error::MemoryAlloc(cap))?;
+    out.try_reserve_exact(cap)
+        .map_err(|_| Error::MemoryAlloc(cap))?;
     out.resize(cap, 0);
     let n = crate::chunk::compress_ctx(ctx, cparams, data, &mut out)?;
     out.truncate(n);
@@ -205,7 +197,9 @@ impl SChunk {
         for (i, (name, content)) in opts.metalayers.iter().enumerate() {
             check_name(name)?;
             if opts.metalayers[..i].iter().any(|(n, _)| n == name) {
-                return Err(Error::InvalidParam(format!("metalayer {name:?} given twice")));
+                return Err(Error::InvalidParam(format!(
+                    "metalayer {name:?} given twice"
+                )));
             }
             header.metalayers.push(Metalayer {
                 name: name.clone(),
@@ -318,8 +312,14 @@ impl SChunk {
     /// [`Error::Io`] / [`Error::Frame`] when the store cannot be read.
     pub fn to_cframe(&self) -> Result<Vec<u8>> {
         if self.frame.kind() == FrameType::Contiguous {
-            let mut out = vec![0u8; usize::try_from(self.frame.frame_len()).map_err(|_| Error::MemoryAlloc(usize::MAX))?];
-            self.frame.io().read_at(crate::frame::Obj::Frame, 0, &mut out)?;
+            let mut out = vec![
+                0u8;
+                usize::try_from(self.frame.frame_len())
+                    .map_err(|_| Error::MemoryAlloc(usize::MAX))?
+            ];
+            self.frame
+                .io()
+                .read_at(crate::frame::Obj::Frame, 0, &mut out)?;
             return Ok(out);
         }
         self.copy_to(&Location::Memory, &SChunkOptions::default())?
@@ -362,14 +362,17 @@ impl SChunk {
             out.frame.set_header(nh)?;
         }
         if !self.frame.vlmetalayers().is_empty() {
-            out.frame.set_vlmetalayers(self.frame.vlmetalayers().to_vec())?;
+            out.frame
+                .set_vlmetalayers(self.frame.vlmetalayers().to_vec())?;
         }
         const BATCH: usize = 64;
         let n = self.nchunks();
         let mut i = 0;
         while i < n {
             let end = (i + BATCH).min(n);
-            let chunks = (i..end).map(|k| self.chunk(k)).collect::<Result<Vec<_>>>()?;
+            let chunks = (i..end)
+                .map(|k| self.chunk(k))
+                .collect::<Result<Vec<_>>>()?;
             let refs: Vec<&[u8]> = chunks.iter().map(Vec::as_slice).collect();
             out.append_chunks(&refs)?;
             i = end;
@@ -593,7 +596,12 @@ impl SChunk {
     /// [`Error::FrameSpecial`] when the super-chunk is not empty or the index would be too
     /// large; [`Error::InvalidParam`] for a chunksize that is not a positive multiple of the
     /// typesize (up to `BLOSC2_MAX_BUFFERSIZE`) or a kind other than zeros, NaN, uninit.
-    pub fn fill_special(&mut self, nitems: u64, kind: SpecialType, chunksize: usize) -> Result<usize> {
+    pub fn fill_special(
+        &mut self,
+        nitems: u64,
+        kind: SpecialType,
+        chunksize: usize,
+    ) -> Result<usize> {
         self.check_mode(false)?;
         let ts = self.typesize();
         if chunksize == 0 || chunksize % ts != 0 || chunksize > MAX_BUFFERSIZE {
@@ -601,11 +609,19 @@ impl SChunk {
                 "chunksize {chunksize} must be a positive multiple of the typesize {ts}"
             )));
         }
-        if !matches!(kind, SpecialType::Zero | SpecialType::Nan | SpecialType::Uninit) {
-            return Err(Error::InvalidParam(format!("cannot fill with {} chunks", kind.name())));
+        if !matches!(
+            kind,
+            SpecialType::Zero | SpecialType::Nan | SpecialType::Uninit
+        ) {
+            return Err(Error::InvalidParam(format!(
+                "cannot fill with {} chunks",
+                kind.name()
+            )));
         }
         if kind == SpecialType::Nan && ts != 4 && ts != 8 {
-            return Err(Error::InvalidParam(format!("NaN needs typesize 4 or 8, not {ts}")));
+            return Err(Error::InvalidParam(format!(
+                "NaN needs typesize 4 or 8, not {ts}"
+            )));
         }
         let nbytes = nitems
             .checked_mul(ts as u64)
@@ -631,7 +647,11 @@ impl SChunk {
             ChunkLoc::Special(_) => 0,
             ChunkLoc::Stored(_) => self.frame.read_chunk(nchunk)?.len(),
         };
-        Ok(ChunkInfo { nbytes, cbytes, loc })
+        Ok(ChunkInfo {
+            nbytes,
+            cbytes,
+            loc,
+        })
     }
 
     /// The compressed chunk `nchunk` (a special chunk comes back as the 32-byte chunk
@@ -670,7 +690,12 @@ impl SChunk {
     ///
     /// # Errors
     /// [`Error::InvalidIndex`] for a range outside the chunk; as [`SChunk::decompress_chunk`].
-    pub fn decompress_range(&self, nchunk: usize, range: Range<usize>, dst: &mut [u8]) -> Result<usize> {
+    pub fn decompress_range(
+        &self,
+        nchunk: usize,
+        range: Range<usize>,
+        dst: &mut [u8],
+    ) -> Result<usize> {
         self.frame
             .read_range(&self.ctx, self.dparams.nthreads, nchunk, range, dst)
     }
@@ -681,7 +706,12 @@ impl SChunk {
     ///
     /// # Errors
     /// As [`SChunk::decompress_range`].
-    pub fn decompress_blocks(&self, nchunk: usize, nblocks: Range<usize>, dst: &mut [u8]) -> Result<usize> {
+    pub fn decompress_blocks(
+        &self,
+        nchunk: usize,
+        nblocks: Range<usize>,
+        dst: &mut [u8],
+    ) -> Result<usize> {
         let h = self.chunk_header(nchunk)?;
         let lo = nblocks.start.saturating_mul(h.blocksize).min(h.nbytes);
         let hi = nblocks.end.saturating_mul(h.blocksize).min(h.nbytes);
@@ -710,12 +740,20 @@ impl SChunk {
     ///
     /// # Errors
     /// As [`SChunk::decompress_range`].
-    pub fn getitem(&self, nchunk: usize, start: usize, nitems: usize, dst: &mut [u8]) -> Result<usize> {
+    pub fn getitem(
+        &self,
+        nchunk: usize,
+        start: usize,
+        nitems: usize,
+        dst: &mut [u8],
+    ) -> Result<usize> {
         let ts = self.typesize();
         let lo = start.checked_mul(ts);
         let hi = start.checked_add(nitems).and_then(|e| e.checked_mul(ts));
         let (Some(lo), Some(hi)) = (lo, hi) else {
-            return Err(Error::InvalidIndex(format!("items {start}+{nitems} overflow")));
+            return Err(Error::InvalidIndex(format!(
+                "items {start}+{nitems} overflow"
+            )));
         };
         self.decompress_range(nchunk, lo..hi, dst)
     }
@@ -732,14 +770,17 @@ impl SChunk {
     pub fn decompress_all(&self) -> Result<Vec<u8>> {
         let n = usize::try_from(self.nbytes()).map_err(|_| Error::MemoryAlloc(usize::MAX))?;
         let mut out = Vec::new();
-        out.try_reserve_exact(n).map_err(|_| Error::MemoryAlloc(n))?;
+        out.try_reserve_exact(n)
+            .map_err(|_| Error::MemoryAlloc(n))?;
         out.resize(n, 0);
         let mut at = 0;
         const BATCH: usize = 64;
         let mut i = 0;
         while i < self.nchunks() {
             let end = (i + BATCH).min(self.nchunks());
-            let chunks = (i..end).map(|k| self.chunk(k)).collect::<Result<Vec<_>>>()?;
+            let chunks = (i..end)
+                .map(|k| self.chunk(k))
+                .collect::<Result<Vec<_>>>()?;
             let refs: Vec<&[u8]> = chunks.iter().map(Vec::as_slice).collect();
             at += decompress_chunks(&self.ctx, &self.dparams, &refs, &mut out[at..])
                 .map_err(|e| e.in_frame(&self.path()))?;
@@ -759,7 +800,12 @@ impl SChunk {
     /// The metalayers' names, in order.
     #[must_use]
     pub fn meta_names(&self) -> Vec<&str> {
-        self.frame.header().metalayers.iter().map(|m| m.name.as_str()).collect()
+        self.frame
+            .header()
+            .metalayers
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect()
     }
 
     /// The content of metalayer `name`, or `None`.
@@ -778,7 +824,9 @@ impl SChunk {
     /// # Errors
     /// [`Error::MetalayerNotFound`]; [`Error::Data`] when it is not msgpack.
     pub fn meta_value(&self, name: &str) -> Result<Value> {
-        let c = self.meta(name).ok_or_else(|| Error::MetalayerNotFound { name: name.into() })?;
+        let c = self
+            .meta(name)
+            .ok_or_else(|| Error::MetalayerNotFound { name: name.into() })?;
         values::unpack(c)
     }
 
@@ -792,10 +840,14 @@ impl SChunk {
         check_name(name)?;
         let mut h = self.frame.header().clone();
         if h.metalayers.iter().any(|m| m.name == name) {
-            return Err(Error::InvalidParam(format!("metalayer {name:?} already exists")));
+            return Err(Error::InvalidParam(format!(
+                "metalayer {name:?} already exists"
+            )));
         }
         if h.metalayers.len() >= MAX_METALAYERS {
-            return Err(Error::InvalidParam(format!("already {MAX_METALAYERS} metalayers")));
+            return Err(Error::InvalidParam(format!(
+                "already {MAX_METALAYERS} metalayers"
+            )));
         }
         h.metalayers.push(Metalayer {
             name: name.into(),
@@ -827,7 +879,11 @@ impl SChunk {
     /// The vlmetalayers' names, in order.
     #[must_use]
     pub fn vlmeta_names(&self) -> Vec<&str> {
-        self.frame.vlmetalayers().iter().map(|m| m.name.as_str()).collect()
+        self.frame
+            .vlmetalayers()
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect()
     }
 
     /// The stored (compressed) content of vlmetalayer `name`.
@@ -853,7 +909,11 @@ impl SChunk {
         if h.cbytes != c.len() {
             return Err(Error::Frame {
                 path: self.path(),
-                what: format!("vlmetalayer {name:?}: chunk of {} bytes stored in {}", h.cbytes, c.len()),
+                what: format!(
+                    "vlmetalayer {name:?}: chunk of {} bytes stored in {}",
+                    h.cbytes,
+                    c.len()
+                ),
             });
         }
         crate::chunk::decompress_vec_ctx(&self.ctx, &self.dparams, c)
@@ -874,7 +934,12 @@ impl SChunk {
     /// # Errors
     /// [`Error::InvalidParam`] for a bad name or a 17th vlmetalayer; compression errors;
     /// [`Error::Io`].
-    pub fn vlmeta_set(&mut self, name: &str, content: &[u8], cparams: Option<&CParams>) -> Result<()> {
+    pub fn vlmeta_set(
+        &mut self,
+        name: &str,
+        content: &[u8],
+        cparams: Option<&CParams>,
+    ) -> Result<()> {
         self.check_mode(false)?;
         check_name(name)?;
         let cp = cparams.cloned().unwrap_or_else(vlmeta_cparams);
