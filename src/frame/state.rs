@@ -458,6 +458,24 @@ impl Frame {
         Ok((h, cb))
     }
 
+    /// The header of chunk `n` (32 bytes read for a stored chunk); `cbytes` is the stored
+    /// size (32 for a special chunk rebuilt).
+    pub fn chunk_header(&self, n: usize) -> Result<ChunkHeader> {
+        match self.chunk_loc(n)? {
+            ChunkLoc::Special(_) => ChunkHeader::parse(&self.read_chunk(n)?),
+            ChunkLoc::Stored(off) => {
+                let (obj, pos, room) = self.stored_at(off)?;
+                let (h32, cb) = self.stored_header(obj, pos, room)?;
+                let mut probe = h32;
+                probe[12..16].copy_from_slice(&(EXTENDED_HEADER_LENGTH as i32).to_le_bytes());
+                let mut h =
+                    ChunkHeader::parse(&probe).map_err(|e| e.in_frame(&self.io.path(obj)))?;
+                h.cbytes = cb;
+                Ok(h)
+            }
+        }
+    }
+
     /// The compressed chunk `n` (a special chunk is rebuilt as a 32-byte chunk).
     pub fn read_chunk(&self, n: usize) -> Result<Vec<u8>> {
         match self.chunk_loc(n)? {

@@ -645,7 +645,7 @@ impl SChunk {
         let nbytes = self.frame.chunk_nbytes(nchunk)?;
         let cbytes = match loc {
             ChunkLoc::Special(_) => 0,
-            ChunkLoc::Stored(_) => self.frame.read_chunk(nchunk)?.len(),
+            ChunkLoc::Stored(_) => self.frame.chunk_header(nchunk)?.cbytes,
         };
         Ok(ChunkInfo {
             nbytes,
@@ -718,21 +718,13 @@ impl SChunk {
         self.decompress_range(nchunk, lo..hi.max(lo), dst)
     }
 
-    /// The header of chunk `nchunk` (32 bytes read).
+    /// The header of chunk `nchunk` (32 bytes read; for a special chunk, the header
+    /// C-Blosc2 rebuilds).
     ///
     /// # Errors
     /// As [`SChunk::chunk`].
     pub fn chunk_header(&self, nchunk: usize) -> Result<ChunkHeader> {
-        match self.frame.chunk_loc(nchunk)? {
-            ChunkLoc::Special(_) => ChunkHeader::parse(&self.chunk(nchunk)?),
-            ChunkLoc::Stored(_) => {
-                // The lazy reader validates cbytes; a zero-length range reads only headers.
-                let mut probe = [0u8; 0];
-                self.decompress_range(nchunk, 0..0, &mut probe)?;
-                let c = self.chunk(nchunk)?;
-                ChunkHeader::parse(&c).map_err(|e| e.in_frame(&self.path()))
-            }
-        }
+        self.frame.chunk_header(nchunk)
     }
 
     /// Copies items `[start, start + nitems)` of chunk `nchunk` into `dst`, reading only the
