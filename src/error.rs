@@ -93,6 +93,57 @@ pub enum Error {
     /// Memory could not be reserved (code −4, `BLOSC2_ERROR_MEMORY_ALLOC`).
     #[error("could not allocate {0} bytes")]
     MemoryAlloc(usize),
+    /// A frame (or a sparse frame's index) is malformed or inconsistent (code −11,
+    /// `BLOSC2_ERROR_INVALID_HEADER`, the value C-Blosc2 returns for a bad frame).
+    #[error("{path}: bad frame: {what}")]
+    Frame {
+        /// The file or directory, or `<memory>` for an in-memory frame.
+        path: String,
+        /// What is wrong.
+        what: String,
+    },
+    /// The frame is of the other type: contiguous where sparse was expected or the reverse
+    /// (code −24, `BLOSC2_ERROR_FRAME_TYPE`).
+    #[error("{path}: frame type {found} where {expected} was expected")]
+    FrameType {
+        /// The file or directory.
+        path: String,
+        /// The type expected (`contiguous` or `sparse`).
+        expected: &'static str,
+        /// The frame type byte found.
+        found: u8,
+    },
+    /// A file operation failed (code by operation: open −15 `BLOSC2_ERROR_FILE_OPEN`, read −13
+    /// `BLOSC2_ERROR_FILE_READ`, write and sync −14 `BLOSC2_ERROR_FILE_WRITE`, truncate −25
+    /// `BLOSC2_ERROR_FILE_TRUNCATE`, remove −31 `BLOSC2_ERROR_FILE_REMOVE`).
+    #[error("{path}: cannot {op}: {message}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The operation.
+        op: IoOp,
+        /// The system's message.
+        message: String,
+    },
+    /// A chunk cannot be appended (code −20, `BLOSC2_ERROR_CHUNK_APPEND`), e.g. it breaks the
+    /// fixed chunksize.
+    #[error("cannot append the chunk: {0}")]
+    ChunkAppend(String),
+    /// A chunk cannot be inserted (code −19, `BLOSC2_ERROR_CHUNK_INSERT`).
+    #[error("cannot insert the chunk: {0}")]
+    ChunkInsert(String),
+    /// A chunk cannot be updated or deleted (code −21, `BLOSC2_ERROR_CHUNK_UPDATE`).
+    #[error("cannot update the chunk: {0}")]
+    ChunkUpdate(String),
+    /// No metalayer or vlmetalayer of this name (code −34, `BLOSC2_ERROR_METALAYER_NOT_FOUND`).
+    #[error("no metalayer named {name:?}")]
+    MetalayerNotFound {
+        /// The name asked for.
+        name: String,
+    },
+    /// A special-value fill cannot be done (code −28, `BLOSC2_ERROR_FRAME_SPECIAL`).
+    #[error("special fill: {0}")]
+    FrameSpecial(String),
     /// A codec or filter plugin panicked (Strata code −1000).
     #[error("plugin {id} panicked")]
     PluginPanic {
@@ -151,14 +202,92 @@ impl Error {
             }
             Error::InvalidIndex(_) => -33,
             Error::MaxBufsizeExceeded { .. } => -35,
+            Error::Frame { .. } => -11,
+            Error::FrameType { .. } => -24,
+            Error::Io { op, .. } => op.code(),
+            Error::ChunkAppend(_) => -20,
+            Error::ChunkInsert(_) => -19,
+            Error::ChunkUpdate(_) => -21,
+            Error::MetalayerNotFound { .. } => -34,
+            Error::FrameSpecial(_) => -28,
             Error::PluginPanic { .. } => -1000,
             // -1001 is STRATA_ERROR_PANIC (a panic caught at the C boundary, src/ffi).
             Error::PluginLoad { .. } => -1002,
         }
     }
 
+    /// This error as met while reading or writing the frame at `path`: header, format and
+    /// truncation errors become [`Error::Frame`] naming the file; others are kept.
+    #[must_use]
+    pub fn in_frame(self, path: &str) -> Self {
+        match self {
+            Error::InvalidHeader(what) | Error::Data(what) => Error::Frame {
+                path: path.to_string(),
+                what,
+            },
+            Error::Truncated {
+                what,
+                needed,
+                available,
+            } => Error::Frame {
+                path: path.to_string(),
+                what: format!("truncated {what}: needs {needed} bytes, {available} available"),
+            },
+            Error::Frame { what, .. } => Error::Frame {
+                path: path.to_string(),
+                what,
+            },
+            other => other,
+        }
+    }
+
     /// Shorthand for [`Error::InvalidHeader`] from anything printable.
     pub(crate) fn header(msg: impl fmt::Display) -> Self {
         Error::InvalidHeader(msg.to_string())
+    }
+}
+
+/// The file operation of an [`Error::Io`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum IoOp {
+    /// Open or create.
+    Open,
+    /// Read.
+    Read,
+    /// Write.
+    Write,
+    /// Flush to stable storage (fsync).
+    Sync,
+    /// Truncate or extend.
+    Truncate,
+    /// Remove or rename.
+    Remove,
+}
+
+impl IoOp {
+    /// The `BLOSC2_ERROR_FILE_*` code of a failure of this operation.
+    #[must_use]
+    pub fn code(self) -> i32 {
+        match self {
+            IoOp::Read => -13,
+            IoOp::Write | IoOp::Sync => -14,
+            IoOp::Open => -15,
+            IoOp::Truncate => -25,
+            IoOp::Remove => -31,
+        }
+    }
+}
+
+impl fmt::Display for IoOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            IoOp::Open => "open",
+            IoOp::Read => "read",
+            IoOp::Write => "write",
+            IoOp::Sync => "sync",
+            IoOp::Truncate => "truncate",
+            IoOp::Remove => "remove",
+        })
     }
 }

@@ -513,7 +513,36 @@ impl<'a> Decoder<'a> {
                     h.nbytes
                 ))
             })?;
-        let (lo, hi) = range;
+        self.decompress_range_on(runtime, nthreads, range.0..range.1, dst)
+    }
+
+    /// Copies bytes `range` of the decompressed chunk into `dst`, decompressing only the
+    /// blocks that hold them (and block 0 when the chunk uses delta); returns the bytes
+    /// written. This is [`getitem`] in bytes: it also reaches a tail shorter than an item.
+    ///
+    /// Only the `bstarts` entries and streams of those blocks are read, so `src` may be a
+    /// partial image of the chunk in which the other blocks' bytes are absent (the frame
+    /// layer's lazy chunks).
+    ///
+    /// # Errors
+    /// [`Error::InvalidIndex`] if `range` is not inside `0..nbytes`;
+    /// [`Error::DestinationTooSmall`] if `dst` is shorter than the range; otherwise as
+    /// [`decompress`].
+    pub fn decompress_range_on(
+        &self,
+        runtime: &Runtime,
+        nthreads: usize,
+        range: std::ops::Range<usize>,
+        dst: &mut [u8],
+    ) -> Result<usize> {
+        let h = &self.header;
+        if range.start > range.end || range.end > h.nbytes {
+            return Err(Error::InvalidIndex(format!(
+                "bytes {}..{} are not inside the chunk's {} bytes",
+                range.start, range.end, h.nbytes
+            )));
+        }
+        let (lo, hi) = (range.start, range.end);
         let len = hi - lo;
         if dst.len() < len {
             return Err(Error::DestinationTooSmall {
@@ -618,7 +647,7 @@ impl<'a> Decoder<'a> {
             .filters
             .iter()
             .any(|(f, _)| f.id() != filter_id::TRUNC_PREC);
-        if undo || self.nstreams(blen) != 1 || from % ts != 0 || out.len() % ts != 0 {
+        if undo || self.nstreams(blen) != 1 || !from.is_multiple_of(ts) || !out.len().is_multiple_of(ts) {
             return Ok(false);
         }
         let Some(codec) = self.codec.as_deref() else {

@@ -20,6 +20,7 @@ mod compress;
 mod decompress;
 mod params;
 mod scratch;
+mod special;
 mod split;
 
 pub use blocksize::{compute_blocksize, split_block};
@@ -28,6 +29,7 @@ pub use decompress::{
     decompress, decompress_ctx, decompress_vec, decompress_vec_ctx, getitem, getitem_ctx, Decoder,
 };
 pub use params::{CParams, DParams, SplitMode};
+pub use special::special_chunk;
 pub use split::{compress_chunks, decompress_chunks};
 
 use crate::registry::Registry;

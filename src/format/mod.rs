@@ -2,3 +2,5 @@
 
 pub mod b2nd;
 pub mod chunk;
+pub mod frame;
+pub mod msgpack;
