@@ -24,6 +24,7 @@ pub mod error;
 pub mod ffi;
 pub mod filters;
 pub mod format;
+pub mod ndarray;
 pub mod registry;
 pub mod scheduler;
 

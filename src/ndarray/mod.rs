@@ -1,0 +1,11 @@
+//! b2nd arrays: N-dimensional data in chunks of blocks (double partitioning), and the slicing
+//! engine that decompresses only the blocks a selection touches.
+#![deny(unsafe_code)]
+
+pub mod geometry;
+pub mod plan;
+pub mod selection;
+
+pub use geometry::Geometry;
+pub use plan::{BlockPlan, ChunkPlan, Segment, SlicePlan};
+pub use selection::{DimSelection, Selection, Slice};
