@@ -22,7 +22,8 @@
 //! // chunks 0, 1 (rows 0..4) and 2, 3 (row 4)
 //! assert_eq!(plan.nchunks(), 4);
 //! let chunk0 = plan.chunk(0);
-//! assert_eq!((chunk0.nchunk(), chunk0.nblocks()), (0, 1));
+//! // in chunk 0, row 3 and columns 2..4: blocks (1, 0) and (1, 1)
+//! assert_eq!((chunk0.nchunk(), chunk0.nblocks()), (0, 2));
 //! let b = chunk0.block(0);
 //! assert_eq!(b.nblock, 2); // block (1, 0): rows 2..4, columns 0..3 of chunk 0
 //! assert_eq!((b.segments[0].offset, b.segments[0].count), (1, 1));
