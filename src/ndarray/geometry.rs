@@ -25,6 +25,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+use crate::chunk::CParams;
 use crate::error::{Error, Result};
 use crate::format::b2nd::B2ndMeta;
 use crate::format::chunk::{MAX_BLOCKSIZE, MAX_BUFFERSIZE};
@@ -106,7 +107,7 @@ impl Geometry {
             let ext = if c == 0 { 0 } else { c.div_ceil(b) * b };
             extchunkshape.push(ext);
             chunk_grid.push(if c == 0 { 0 } else { s.div_ceil(c) });
-            block_grid.push(if b == 0 { 0 } else { ext / b });
+            block_grid.push(ext.checked_div(b).unwrap_or(0));
         }
         let nitems = checked_prod(&shape)
             .filter(|&n| i64::try_from(n).is_ok())
@@ -299,6 +300,19 @@ impl Geometry {
     #[must_use]
     pub fn chunk_is_dense(&self, coords: &[usize]) -> bool {
         self.chunk_extent(coords) == self.extchunkshape
+    }
+
+    /// `base` with this array's typesize and a blocksize of one block
+    /// ([`Geometry::block_nbytes`]), as b2nd compresses its chunks.
+    ///
+    /// Format: c-blosc2 `blosc/b2nd.c` (`b2nd_create_ctx`).
+    #[must_use]
+    pub fn chunk_cparams(&self, base: &CParams) -> CParams {
+        CParams {
+            typesize: self.typesize,
+            blocksize: self.block_nbytes(),
+            ..base.clone()
+        }
     }
 
     /// The b2nd metalayer for this geometry with the dtype `dtype`.

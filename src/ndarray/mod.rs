@@ -5,7 +5,13 @@
 pub mod geometry;
 pub mod plan;
 pub mod selection;
+pub mod slice;
+pub mod store;
+#[allow(unsafe_code)]
+pub mod view;
 
 pub use geometry::Geometry;
 pub use plan::{BlockPlan, ChunkPlan, Segment, SlicePlan};
 pub use selection::{DimSelection, Selection, Slice};
+pub use slice::SliceStats;
+pub use store::{ChunkSource, ChunkStore, VecStore};
