@@ -23,7 +23,7 @@ mod scratch;
 mod split;
 
 pub use blocksize::{compute_blocksize, split_block};
-pub use compress::{compress, compress_ctx, compress_vec, max_compressed_len};
+pub use compress::{compress, compress_ctx, compress_vec, max_compressed_len, special_chunk};
 pub use decompress::{
     decompress, decompress_ctx, decompress_vec, decompress_vec_ctx, getitem, getitem_ctx, Decoder,
 };

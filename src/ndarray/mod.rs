@@ -3,6 +3,7 @@
 #![deny(unsafe_code)]
 
 pub mod geometry;
+pub mod partition;
 pub mod plan;
 pub mod selection;
 pub mod slice;
