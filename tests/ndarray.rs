@@ -4,7 +4,6 @@
 use proptest::prelude::*;
 use strata::chunk::{compress_vec, decompress_vec, CParams, Context, DParams, Decoder, SplitMode};
 use strata::error::Error;
-use strata::format::b2nd::B2ndMeta;
 use strata::format::chunk::SpecialType;
 use strata::ndarray::slice::{get_slice, set_slice};
 use strata::ndarray::{ArrayParams, ChunkSource, Geometry, NdArray, Selection, Slice, VecStore};

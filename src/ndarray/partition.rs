@@ -230,7 +230,9 @@ mod tests {
     /// The table of the module docs, Strata's column (python-blosc2's is recorded there).
     #[test]
     fn table_against_python_blosc2_shapes() {
-        let cases: &[(&[i64], usize, &[i32], &[i32])] = &[
+        // (shape, typesize, chunkshape, blockshape)
+        type Case = (&'static [i64], usize, &'static [i32], &'static [i32]);
+        let cases: &[Case] = &[
             (&[100], 1, &[100], &[100]),
             (&[1_000_000], 8, &[1_000_000], &[62500]),
             (&[100_000_000], 1, &[67_015_808], &[523_561]),
