@@ -1,7 +1,8 @@
 //! b2nd chunks against C-Blosc2 (python-blosc2 4.14.1 in .venv), both ways: the chunks Strata
 //! builds for an array are byte-identical to `arr.schunk.get_chunk(i)` for the same data,
 //! partitions and cparams (C-Blosc2 on one thread), Strata reads python-blosc2's chunks, and
-//! python-blosc2 reads Strata's (tests/interop/ndarray_chunks.py is its side).
+//! python-blosc2 reads Strata's (tests/interop/ndarray_chunks.py is its side). Zeros and full
+//! arrays hold the same special chunks as `blosc2.zeros` / `blosc2.full`.
 //!
 //! Skipped, with a message, when `.venv/bin/python` is missing (scripts/setup-venv.sh makes it).
 
@@ -240,6 +241,11 @@ fn chunks_are_cblosc2_chunks_both_ways() {
             assert!(a == b, "{}: chunk {i} differs ({} vs {} bytes)", c.name, a.len(), b.len());
             std::fs::write(d.join(format!("strata_{i}.chunk")), a).unwrap();
         }
+        // Arrays made whole hold C-Blosc2's special chunks.
+        let zeros = NdArray::zeros(&params(c)).unwrap();
+        assert_eq!(zeros.store().chunks()[0], std::fs::read(d.join("zeros.chunk")).unwrap());
+        let full = NdArray::full(&params(c), &data[..c.typesize]).unwrap();
+        assert_eq!(full.store().chunks()[0], std::fs::read(d.join("full.chunk")).unwrap());
         // Strata reads C-Blosc2's chunks, whole and sliced.
         let meta = B2ndMeta::new(c.shape.to_vec(), c.chunks.to_vec(), c.blocks.to_vec(), c.dtype)
             .unwrap();

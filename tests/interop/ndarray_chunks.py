@@ -1,7 +1,9 @@
 """C-Blosc2's side of the b2nd chunk checks in tests/ndarray_interop.rs.
 
     ndarray_chunks.py make CASES.json DIR   write, per case, DIR/<name>/data.bin (the array, C
-                                            order) and cblosc2_<i>.chunk (python-blosc2's chunks)
+                                            order), cblosc2_<i>.chunk (python-blosc2's chunks),
+                                            and chunk 0 of blosc2.zeros and of blosc2.full (the
+                                            first item) of the same geometry: zeros/full.chunk
     ndarray_chunks.py check CASES.json DIR  load DIR/<name>/strata_<i>.chunk into a python-blosc2
                                             array of the same geometry and compare it, whole and
                                             sliced, with data.bin
@@ -61,6 +63,7 @@ def make(cases: list, out: Path) -> None:
         d = out / case["name"]
         d.mkdir(parents=True, exist_ok=True)
         data = data_of(case)
+        dtype = data.dtype
         (d / "data.bin").write_bytes(data.tobytes())
         arr = blosc2.asarray(
             data, chunks=tuple(case["chunks"]), blocks=tuple(case["blocks"]), cparams=cparams_of(case)
@@ -68,6 +71,13 @@ def make(cases: list, out: Path) -> None:
         assert arr.chunks == tuple(case["chunks"]) and arr.blocks == tuple(case["blocks"])
         for i in range(arr.schunk.nchunks):
             (d / f"cblosc2_{i}.chunk").write_bytes(arr.schunk.get_chunk(i))
+        # Arrays made whole: zeros and a repeated value (special chunks).
+        geometry = {"chunks": tuple(case["chunks"]), "blocks": tuple(case["blocks"])}
+        zeros = blosc2.zeros(data.shape, dtype, cparams=cparams_of(case), **geometry)
+        (d / "zeros.chunk").write_bytes(zeros.schunk.get_chunk(0))
+        value = data.reshape(-1)[0]
+        full = blosc2.full(data.shape, value, dtype, cparams=cparams_of(case), **geometry)
+        (d / "full.chunk").write_bytes(full.schunk.get_chunk(0))
 
 
 def check(cases: list, out: Path) -> None:
