@@ -267,3 +267,112 @@ fn chunks_are_cblosc2_chunks_both_ways() {
     run_python(&python, &[Path::new("check"), &spec, &dir]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The float32 grid of a `.npy` file (version 1 or 2, `<f4`, C order): data and shape.
+fn load_npy_f4(path: &Path) -> (Vec<u8>, Vec<i64>) {
+    let raw = std::fs::read(path).unwrap();
+    assert_eq!(&raw[..6], b"\x93NUMPY");
+    let (len, at) = if raw[6] == 1 {
+        (u16::from_le_bytes([raw[8], raw[9]]) as usize, 10)
+    } else {
+        (u32::from_le_bytes(raw[8..12].try_into().unwrap()) as usize, 12)
+    };
+    let header = std::str::from_utf8(&raw[at..at + len]).unwrap();
+    assert!(header.contains("'<f4'") && header.contains("'fortran_order': False"));
+    let dims = &header[header.find("'shape': (").unwrap() + 10..];
+    let shape = dims[..dims.find(')').unwrap()]
+        .split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| s.trim().parse().unwrap())
+        .collect();
+    (raw[at + len..].to_vec(), shape)
+}
+
+/// Slice reads of ETOPO5 (2161 x 4320 float32, zstd 5 + shuffle, 2 threads), Strata and
+/// python-blosc2 on the same machine in one run, in python-blosc2's default partitions and in
+/// Strata's. Run with
+/// `cargo test --release --test ndarray_interop -- --ignored --nocapture slice_timings`.
+#[test]
+#[ignore = "timing; run on demand"]
+fn slice_timings_side_by_side() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let python = root.join(".venv/bin/python");
+    let (grid, shape) = load_npy_f4(&root.join("data/etopo5_rose.npy"));
+    let (runs, nthreads) = (7, 2);
+    let configs: [(&str, &[i32], &[i32]); 2] = [
+        ("python-blosc2 defaults", &[2161, 4320], &[11, 4320]),
+        ("Strata defaults", &[2161, 4320], &[361, 360]),
+    ];
+    let reads: [(&str, Vec<Slice>); 5] = [
+        ("whole", vec![]),
+        ("row", vec![Slice::index(1000)]),
+        ("column", vec![Slice::FULL, Slice::index(2000)]),
+        ("box 100x100", vec![Slice::range(1000, 1100), Slice::range(2000, 2100)]),
+        ("item", vec![Slice::index(1234), Slice::index(3210)]),
+    ];
+    let spec: Vec<String> = configs
+        .iter()
+        .map(|(name, c, b)| {
+            format!(
+                r#"{{"name": "{name}", "chunks": {}, "blocks": {}, "codec": 5, "clevel": 5, "filters": {}, "filters_meta": [0,0,0,0,0,0], "nthreads": {nthreads}, "runs": {runs}}}"#,
+                json_list(c),
+                json_list(b),
+                json_list(&SHUFFLE)
+            )
+        })
+        .collect();
+    let dir = std::env::temp_dir().join(format!("strata-timing-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let spec_path = dir.join("timing.json");
+    std::fs::write(&spec_path, format!("[{}]", spec.join(","))).unwrap();
+    let script = root.join("tests/interop/ndarray_chunks.py");
+    let out = Command::new(&python)
+        .arg(&script)
+        .args([Path::new("time"), &spec_path, &dir])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let python_times = String::from_utf8(out.stdout).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    println!("| partitions (chunks / blocks) | read | Strata | python-blosc2 | C / S |");
+    println!("|---|---|---|---|---|");
+    for (name, chunks, blocks) in configs {
+        let p = ArrayParams::new(&shape, 4)
+            .chunkshape(chunks)
+            .blockshape(blocks)
+            .cparams(&CParams {
+                codec: 5,
+                clevel: 5,
+                ..CParams::default()
+            });
+        let arr = NdArray::from_buffer(&p, &grid)
+            .unwrap()
+            .with_dparams(strata::chunk::DParams { nthreads });
+        for (read, slices) in &reads {
+            let (want, out_shape) = arr.get_slice_vec(slices).unwrap();
+            let mut out = vec![0u8; want.len()];
+            let mut best = f64::INFINITY;
+            let mut blocks_read = 0;
+            for _ in 0..runs {
+                let t = std::time::Instant::now();
+                let stats = arr.get_slice(slices, &mut out).unwrap();
+                best = best.min(t.elapsed().as_secs_f64());
+                blocks_read = stats.blocks_decompressed;
+            }
+            assert_eq!(out, want);
+            let theirs: f64 = python_times
+                .lines()
+                .map(|l| l.split('\t').collect::<Vec<_>>())
+                .find(|f| f[0] == name && f[1] == *read)
+                .map(|f| f[2].parse().unwrap())
+                .unwrap();
+            println!(
+                "| {name} {chunks:?} / {blocks:?} | {read} {out_shape:?} ({blocks_read} blocks) | {:.3} ms | {:.3} ms | {:.2} |",
+                best * 1e3,
+                theirs * 1e3,
+                theirs / best
+            );
+        }
+    }
+}

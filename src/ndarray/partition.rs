@@ -21,6 +21,12 @@
 //! row or a column of a 2-D array crosses `shape / side` blocks either way, where C-order slabs
 //! (python-blosc2's choice, which fills the last dimension first) make a column read decompress
 //! every block. Chunks are large because reads decompress only the blocks they touch.
+//! Measured on ETOPO5 (2161 x 4320 float32, one chunk, zstd 5 + shuffle, 2 threads, best of 7;
+//! `cargo test --release --test ndarray_interop -- --ignored --nocapture slice_timings`, which
+//! also times python-blosc2 on the same arrays in the same run): with python-blosc2's slabs
+//! (11, 4320) a row reads in 0.11 ms (1 block) and a column in 31 ms (197 blocks); with these
+//! balanced blocks (361, 360) a row takes 2.6 ms (12 blocks) and a column 1.8 ms (6 blocks); a
+//! 100 x 100 box 0.73 ms and 0.40 ms; the whole grid 48 and 46 ms.
 //!
 //! python-blosc2 4.14.1 on the project VM (L1d 48 KiB, L2 2 MiB, L3 480 MiB; its blocks come from
 //! `4 * L1d` on x86-64 when L2 >= 2 MiB, its chunks from its own L3 heuristic) against this rule

@@ -4,6 +4,8 @@
                                             order), cblosc2_<i>.chunk (python-blosc2's chunks),
                                             and chunk 0 of blosc2.zeros and of blosc2.full (the
                                             first item) of the same geometry: zeros/full.chunk
+    ndarray_chunks.py time CASES.json DIR   time reads of ETOPO5 in the partitions of each case
+                                            (best of `runs`, on `nthreads` threads)
     ndarray_chunks.py check CASES.json DIR  load DIR/<name>/strata_<i>.chunk into a python-blosc2
                                             array of the same geometry and compare it, whole and
                                             sliced, with data.bin
@@ -103,7 +105,41 @@ def check(cases: list, out: Path) -> None:
         print(f"{case['name']}: python-blosc2 reads Strata's {arr.schunk.nchunks} chunks")
 
 
+# The reads timed by `time` (the same list is in tests/ndarray_interop.rs), as numpy indexes.
+READS = {
+    "whole": (slice(None), slice(None)),
+    "row": (slice(1000, 1001), slice(None)),
+    "column": (slice(None), slice(2000, 2001)),
+    "box 100x100": (slice(1000, 1100), slice(2000, 2100)),
+    "item": (slice(1234, 1235), slice(3210, 3211)),
+}
+
+
+def time_reads(cases: list, out: Path) -> None:
+    """Prints `name<TAB>read<TAB>seconds` (best of the runs) for each case on ETOPO5."""
+    import time
+
+    grid = np.load(REPO / "data" / "etopo5_rose.npy")
+    for case in cases:
+        arr = blosc2.asarray(
+            grid, chunks=tuple(case["chunks"]), blocks=tuple(case["blocks"]),
+            cparams=blosc2.CParams(
+                codec=blosc2.Codec(case["codec"]), clevel=case["clevel"],
+                filters=[blosc2.Filter(f) for f in case["filters"]],
+                filters_meta=case["filters_meta"], nthreads=case["nthreads"]),
+            dparams=blosc2.DParams(nthreads=case["nthreads"]),
+        )
+        for name, sel in READS.items():
+            assert np.array_equal(arr[sel], grid[sel])
+            best = float("inf")
+            for _ in range(case["runs"]):
+                t = time.perf_counter()
+                arr[sel]
+                best = min(best, time.perf_counter() - t)
+            print(f"{case['name']}\t{name}\t{best:.9f}")
+
+
 if __name__ == "__main__":
     mode, spec, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
     cases = json.loads(spec.read_text())
-    {"make": make, "check": check}[mode](cases, out)
+    {"make": make, "check": check, "time": time_reads}[mode](cases, out)
