@@ -452,7 +452,8 @@ pub fn set_slice<S: ChunkStore + ?Sized>(
         let end = (t + per_batch).min(plan.nchunks());
         let chunks: Vec<ChunkPlan<'_>> = (t..end).map(|i| plan.chunk(i)).collect();
         let rt = &ctx.runtime;
-        let outer = rt.job_threads(chunks.len(), cparams.nthreads);
+        let bytes = chunks.len().saturating_mul(geom.chunk_nbytes());
+        let outer = job_threads(rt, cparams.nthreads, bytes).min(chunks.len());
         // One chunk at a time uses the threads inside the chunk; several share them out.
         let inner = if outer > 1 { 1 } else { cparams.nthreads };
         let source: &S = store;
