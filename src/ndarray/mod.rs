@@ -7,9 +7,9 @@
 //! * [`view`]: the disjoint output view that lets blocks be copied in parallel (the module's
 //!   only `unsafe`).
 //! * [`store`]: where compressed chunks live ([`ChunkSource`], [`ChunkStore`], [`VecStore`]).
-//! * [`slice`]: the engine, [`slice::get_slice`] and [`slice::set_slice`] over any store.
+//! * [`mod@slice`]: the engine, [`slice::get_slice`] and [`slice::set_slice`] over any store.
 //! * [`partition`]: default chunkshape and blockshape from the cache sizes.
-//! * [`NdArray`] ([`array`]): an array over a store, with zeros/uninit/full/from_buffer,
+//! * [`NdArray`] ([`mod@array`]): an array over a store, with zeros/uninit/full/from_buffer,
 //!   get_slice/set_slice, to_vec, resize and copy.
 //!
 //! Format: c-blosc2 `README_B2ND_METALAYER.rst`, `blosc/b2nd.c`; `shared/spec/frames.md`
