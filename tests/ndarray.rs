@@ -636,9 +636,12 @@ proptest! {
         let ushape: Vec<usize> = shape.iter().map(|&s| s as usize).collect();
         let n: usize = ushape.iter().product();
         let data = counting(n, ts);
+        // DParams is gaining fields (the N-d context for plugins).
+        #[allow(clippy::needless_update)]
+        let dparams = DParams { nthreads, ..DParams::default() };
         let arr = NdArray::from_buffer(&params(&shape, &chunks, &blocks, ts), &data)
             .unwrap()
-            .with_dparams(DParams { nthreads });
+            .with_dparams(dparams);
         let (v, out_shape) = arr.get_slice_vec(slices).unwrap();
         prop_assert_eq!(&v, &naive_get(&data, &ushape, ts, slices));
         prop_assert_eq!(out_shape, picked(&ushape, slices).iter().map(Vec::len).collect::<Vec<_>>());

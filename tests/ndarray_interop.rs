@@ -346,9 +346,13 @@ fn slice_timings_side_by_side() {
                 clevel: 5,
                 ..CParams::default()
             });
-        let arr = NdArray::from_buffer(&p, &grid)
-            .unwrap()
-            .with_dparams(strata::chunk::DParams { nthreads });
+        // DParams is gaining fields (the N-d context for plugins).
+        #[allow(clippy::needless_update)]
+        let dparams = strata::chunk::DParams {
+            nthreads,
+            ..Default::default()
+        };
+        let arr = NdArray::from_buffer(&p, &grid).unwrap().with_dparams(dparams);
         for (read, slices) in &reads {
             let (want, out_shape) = arr.get_slice_vec(slices).unwrap();
             let mut out = vec![0u8; want.len()];
