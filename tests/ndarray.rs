@@ -124,7 +124,9 @@ fn counting(nitems: usize, ts: usize) -> Vec<u8> {
 }
 
 fn params(shape: &[i64], chunks: &[i32], blocks: &[i32], ts: usize) -> ArrayParams {
-    ArrayParams::new(shape, ts).chunkshape(chunks).blockshape(blocks)
+    ArrayParams::new(shape, ts)
+        .chunkshape(chunks)
+        .blockshape(blocks)
 }
 
 fn shape_of(arr: &NdArray) -> Vec<usize> {
@@ -149,9 +151,15 @@ fn spec_example_chunk_layout() {
         [33, 34, 35, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
     );
     // 24-byte chunks are stored raw (memcpyed) with blocksize 6, as C-Blosc2 writes them.
-    assert_eq!(&chunks[0][..16], &[5, 1, 7, 1, 24, 0, 0, 0, 6, 0, 0, 0, 56, 0, 0, 0]);
+    assert_eq!(
+        &chunks[0][..16],
+        &[5, 1, 7, 1, 24, 0, 0, 0, 6, 0, 0, 0, 56, 0, 0, 0]
+    );
     for (n, c) in chunks.iter().enumerate() {
-        assert_eq!(decompress_vec(c).unwrap(), naive_chunk(&data, arr.geometry(), n));
+        assert_eq!(
+            decompress_vec(c).unwrap(),
+            naive_chunk(&data, arr.geometry(), n)
+        );
     }
     assert_eq!(arr.to_vec().unwrap(), data);
 }
@@ -172,7 +180,9 @@ fn five_by_five_sliced_past_the_end() {
         .get_slice_vec(&[Slice::range(-2, 100), Slice::range(3, 4)])
         .unwrap();
     assert_eq!((v, shape), (vec![18, 23], vec![2, 1]));
-    let (v, _) = arr.get_slice_vec(&[Slice::index(-1), Slice::index(-1)]).unwrap();
+    let (v, _) = arr
+        .get_slice_vec(&[Slice::index(-1), Slice::index(-1)])
+        .unwrap();
     assert_eq!(v, [24]);
 }
 
@@ -219,7 +229,10 @@ fn zero_length_dimensions() {
     }
     // default partitions of an empty shape are the shape, as python-blosc2 chooses
     let arr = NdArray::zeros(&ArrayParams::new(&[0, 7], 8)).unwrap();
-    assert_eq!((&arr.meta().chunkshape[..], &arr.meta().blockshape[..]), (&[0, 7][..], &[0, 7][..]));
+    assert_eq!(
+        (&arr.meta().chunkshape[..], &arr.meta().blockshape[..]),
+        (&[0, 7][..], &[0, 7][..])
+    );
     // an empty dimension with chunkshape 0 cannot grow
     let mut arr = NdArray::zeros(&params(&[0, 5], &[0, 5], &[0, 5], 1)).unwrap();
     assert_eq!(arr.resize(&[2, 5]).unwrap_err().code(), -12);
@@ -232,7 +245,8 @@ fn one_item_arrays() {
         let p = params(&shape, &vec![1; nd], &vec![1; nd], 8);
         let mut arr = NdArray::from_buffer(&p, &42u64.to_le_bytes()).unwrap();
         assert_eq!(arr.to_vec().unwrap(), 42u64.to_le_bytes());
-        arr.set_slice(&[Slice::index(0)], &7u64.to_le_bytes()).unwrap();
+        arr.set_slice(&[Slice::index(0)], &7u64.to_le_bytes())
+            .unwrap();
         let (v, s) = arr.get_slice_vec(&[Slice::index(-1)]).unwrap();
         assert_eq!((v, s), (7u64.to_le_bytes().to_vec(), vec![1; nd]));
         let (v, _) = arr.get_slice_vec(&[Slice::index(1)]).unwrap();
@@ -253,7 +267,10 @@ fn last_partial_chunk_and_block() {
     let data = counting(23 * 17, ts);
     let arr = NdArray::from_buffer(&params(&[23, 17], &[10, 7], &[4, 4], ts), &data).unwrap();
     let g = arr.geometry();
-    assert_eq!((g.extchunkshape(), g.chunk_grid()), (&[12, 8][..], &[3, 3][..]));
+    assert_eq!(
+        (g.extchunkshape(), g.chunk_grid()),
+        (&[12, 8][..], &[3, 3][..])
+    );
     for slices in [
         vec![Slice::range(20, 23), Slice::range(14, 17)],
         vec![Slice::range(19, 100), Slice::range(13, 17)],
@@ -264,7 +281,9 @@ fn last_partial_chunk_and_block() {
         let (v, _) = arr.get_slice_vec(&slices).unwrap();
         assert_eq!(v, naive_get(&data, &[23, 17], ts, &slices), "{slices:?}");
     }
-    let (v, _) = arr.get_slice_vec(&[Slice::index(22), Slice::index(16)]).unwrap();
+    let (v, _) = arr
+        .get_slice_vec(&[Slice::index(22), Slice::index(16)])
+        .unwrap();
     assert_eq!(u16::from_le_bytes([v[0], v[1]]), 22 * 17 + 16);
 }
 
@@ -276,14 +295,19 @@ fn typesize_over_255() {
     let arr = NdArray::from_buffer(&p, &data).unwrap();
     // the chunk header stores typesize 1, the blocksize is one block of 300-byte items
     let c = &arr.store().chunks()[0];
-    assert_eq!((c[3], u32::from_le_bytes(c[8..12].try_into().unwrap())), (1, 6 * 300));
+    assert_eq!(
+        (c[3], u32::from_le_bytes(c[8..12].try_into().unwrap())),
+        (1, 6 * 300)
+    );
     let slices = [Slice::new(None, None, -2), Slice::range(3, 10).step_by(3)];
     let (v, shape) = arr.get_slice_vec(&slices).unwrap();
     assert_eq!(shape, [5, 3]);
     assert_eq!(v, naive_get(&data, &[9, 11], ts, &slices));
     assert_eq!(arr.to_vec().unwrap(), data);
     let full = NdArray::full(&p, &data[..ts]).unwrap();
-    let (v, _) = full.get_slice_vec(&[Slice::index(8), Slice::index(10)]).unwrap();
+    let (v, _) = full
+        .get_slice_vec(&[Slice::index(8), Slice::index(10)])
+        .unwrap();
     assert_eq!(v, &data[..ts]);
 }
 
@@ -291,7 +315,8 @@ fn typesize_over_255() {
 fn three_d_uint8_item_by_item_across_borders() {
     let shape = [13usize, 11, 9];
     let data: Vec<u8> = (0..13 * 11 * 9).map(|i| (i * 7 % 251) as u8).collect();
-    let arr = NdArray::from_buffer(&params(&[13, 11, 9], &[5, 4, 6], &[2, 3, 4], 1), &data).unwrap();
+    let arr =
+        NdArray::from_buffer(&params(&[13, 11, 9], &[5, 4, 6], &[2, 3, 4], 1), &data).unwrap();
     for idx in all_indices(&shape) {
         let slices: Vec<Slice> = idx.iter().map(|&i| Slice::index(i as i64)).collect();
         let mut item = [0u8];
@@ -320,10 +345,30 @@ fn four_d_uint64_with_delta_at_block_borders() {
     assert!(d.needs_block0());
     for slices in [
         // items on both sides of block borders in every dimension
-        vec![Slice::range(1, 3), Slice::range(1, 3), Slice::range(1, 3), Slice::range(2, 4)],
-        vec![Slice::range(3, 5), Slice::range(4, 6), Slice::range(2, 4), Slice::range(5, 7)],
-        vec![Slice::index(5), Slice::index(6), Slice::index(4), Slice::index(7)],
-        vec![Slice::FULL.step_by(-1), Slice::range(3, 4), Slice::FULL.step_by(2), Slice::FULL],
+        vec![
+            Slice::range(1, 3),
+            Slice::range(1, 3),
+            Slice::range(1, 3),
+            Slice::range(2, 4),
+        ],
+        vec![
+            Slice::range(3, 5),
+            Slice::range(4, 6),
+            Slice::range(2, 4),
+            Slice::range(5, 7),
+        ],
+        vec![
+            Slice::index(5),
+            Slice::index(6),
+            Slice::index(4),
+            Slice::index(7),
+        ],
+        vec![
+            Slice::FULL.step_by(-1),
+            Slice::range(3, 4),
+            Slice::FULL.step_by(2),
+            Slice::FULL,
+        ],
     ] {
         let (v, _) = arr.get_slice_vec(&slices).unwrap();
         assert_eq!(v, naive_get(&data, &shape, 8, &slices), "{slices:?}");
@@ -331,12 +376,28 @@ fn four_d_uint64_with_delta_at_block_borders() {
     // one item in a block other than 0: that block and block 0 (the delta reference)
     let mut item = [0u8; 8];
     let stats = arr
-        .get_slice(&[Slice::index(3), Slice::index(4), Slice::index(2), Slice::index(5)], &mut item)
+        .get_slice(
+            &[
+                Slice::index(3),
+                Slice::index(4),
+                Slice::index(2),
+                Slice::index(5),
+            ],
+            &mut item,
+        )
         .unwrap();
     assert_eq!(stats.blocks_decompressed, 2);
     // one item in block 0 of a chunk: that block only
     let stats = arr
-        .get_slice(&[Slice::index(4), Slice::index(5), Slice::index(3), Slice::index(6)], &mut item)
+        .get_slice(
+            &[
+                Slice::index(4),
+                Slice::index(5),
+                Slice::index(3),
+                Slice::index(6),
+            ],
+            &mut item,
+        )
         .unwrap();
     assert_eq!(stats.blocks_decompressed, 1);
     assert_eq!(arr.to_vec().unwrap(), data);
@@ -351,15 +412,22 @@ fn only_touched_blocks_are_decompressed() {
     let arr = NdArray::from_buffer(&params(&[64, 64], &[32, 32], &[8, 8], 4), &data).unwrap();
     // a 3 x 3 box inside one block
     let mut out = vec![0u8; 9 * 4];
-    let s = arr.get_slice(&[Slice::range(9, 12), Slice::range(41, 44)], &mut out).unwrap();
-    assert_eq!((s.chunks_read, s.blocks_decompressed, s.bytes_copied), (1, 1, 36));
+    let s = arr
+        .get_slice(&[Slice::range(9, 12), Slice::range(41, 44)], &mut out)
+        .unwrap();
+    assert_eq!(
+        (s.chunks_read, s.blocks_decompressed, s.bytes_copied),
+        (1, 1, 36)
+    );
     // a row across the whole array: 2 chunks, 8 blocks
     let mut out = vec![0u8; 64 * 4];
     let s = arr.get_slice(&[Slice::index(33)], &mut out).unwrap();
     assert_eq!((s.chunks_read, s.blocks_decompressed), (2, 8));
     // a column with step 16: rows 0, 16, 32, 48 → 4 blocks in 2 chunks
     let mut out = vec![0u8; 4 * 4];
-    let s = arr.get_slice(&[Slice::FULL.step_by(16), Slice::index(5)], &mut out).unwrap();
+    let s = arr
+        .get_slice(&[Slice::FULL.step_by(16), Slice::index(5)], &mut out)
+        .unwrap();
     assert_eq!((s.chunks_read, s.blocks_decompressed), (2, 4));
     // blocks that span whole output rows are decompressed in place
     let arr = NdArray::from_buffer(&params(&[64, 64], &[32, 64], &[8, 64], 4), &data).unwrap();
@@ -378,14 +446,31 @@ fn writes_rebuild_covered_chunks_without_reading_them() {
     let mut arr = NdArray::from_buffer(&params(&[20, 20], &[10, 10], &[5, 5], 2), &data).unwrap();
     let mut want = data.clone();
     // covers chunks 0 and 1 whole: nothing read
-    let values = counting(200, 2).iter().map(|b| b ^ 0x5A).collect::<Vec<_>>();
+    let values = counting(200, 2)
+        .iter()
+        .map(|b| b ^ 0x5A)
+        .collect::<Vec<_>>();
     let s = arr.set_slice(&[Slice::range(0, 10)], &values).unwrap();
     naive_set(&mut want, &[20, 20], 2, &[Slice::range(0, 10)], &values);
-    assert_eq!((s.chunks_read, s.chunks_written, s.bytes_copied), (0, 2, 400));
+    assert_eq!(
+        (s.chunks_read, s.chunks_written, s.bytes_copied),
+        (0, 2, 400)
+    );
     // one item: read-modify-write of its chunk
-    let s = arr.set_slice(&[Slice::index(15), Slice::index(3)], &[9, 9]).unwrap();
-    naive_set(&mut want, &[20, 20], 2, &[Slice::index(15), Slice::index(3)], &[9, 9]);
-    assert_eq!((s.chunks_read, s.blocks_decompressed, s.chunks_written), (1, 4, 1));
+    let s = arr
+        .set_slice(&[Slice::index(15), Slice::index(3)], &[9, 9])
+        .unwrap();
+    naive_set(
+        &mut want,
+        &[20, 20],
+        2,
+        &[Slice::index(15), Slice::index(3)],
+        &[9, 9],
+    );
+    assert_eq!(
+        (s.chunks_read, s.blocks_decompressed, s.chunks_written),
+        (1, 4, 1)
+    );
     // a strided, reversed write
     let sel = [Slice::FULL.step_by(-3), Slice::range(2, 19).step_by(4)];
     let vals: Vec<u8> = (0..7 * 5 * 2).map(|i| i as u8).collect();
@@ -403,7 +488,8 @@ fn writes_rebuild_covered_chunks_without_reading_them() {
 fn concurrent_reads_of_one_array() {
     let data = counting(50 * 40 * 3, 4);
     let shape = [50usize, 40, 3];
-    let arr = NdArray::from_buffer(&params(&[50, 40, 3], &[16, 16, 3], &[4, 8, 3], 4), &data).unwrap();
+    let arr =
+        NdArray::from_buffer(&params(&[50, 40, 3], &[16, 16, 3], &[4, 8, 3], 4), &data).unwrap();
     std::thread::scope(|s| {
         for t in 0..8i64 {
             let (arr, data) = (&arr, &data);
@@ -431,15 +517,20 @@ fn special_arrays() {
     let zeros = NdArray::zeros(&p).unwrap();
     // python-blosc2's zero chunk of this array, byte for byte
     let want = [
-        0x05, 0x01, 0x05, 0x08, 0x80, 0, 0, 0, 0x20, 0, 0, 0, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-        0, 0, 0, 0, 0, 0, 0, 0x10,
+        0x05, 0x01, 0x05, 0x08, 0x80, 0, 0, 0, 0x20, 0, 0, 0, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 0, 0, 0, 0, 0, 0, 0, 0x10,
     ];
     assert!(zeros.store().chunks().iter().all(|c| c[..] == want));
     assert_eq!(zeros.to_vec().unwrap(), vec![0; 800]);
     let full = NdArray::full(&p, &3.5f64.to_le_bytes()).unwrap();
     let c = &full.store().chunks()[0];
-    assert_eq!((c.len(), c[31], &c[32..]), (40, 0x30, &3.5f64.to_le_bytes()[..]));
-    let (v, _) = full.get_slice_vec(&[Slice::index(9), Slice::range(8, 10)]).unwrap();
+    assert_eq!(
+        (c.len(), c[31], &c[32..]),
+        (40, 0x30, &3.5f64.to_le_bytes()[..])
+    );
+    let (v, _) = full
+        .get_slice_vec(&[Slice::index(9), Slice::range(8, 10)])
+        .unwrap();
     assert_eq!(v, [3.5f64.to_le_bytes(), 3.5f64.to_le_bytes()].concat());
     let un = NdArray::uninit(&p).unwrap();
     assert_eq!(un.store().chunks()[0][31], (SpecialType::Uninit as u8) << 4);
@@ -454,7 +545,16 @@ fn resize_grows_and_shrinks_any_axis() {
     let mut arr = NdArray::from_buffer(&params(&[7, 9], &[3, 4], &[2, 3], ts), &data).unwrap();
     let mut want = data.clone();
     let mut shape = vec![7usize, 9];
-    for new in [[9usize, 9], [9, 13], [4, 13], [4, 5], [10, 2], [10, 11], [0, 11], [3, 3]] {
+    for new in [
+        [9usize, 9],
+        [9, 13],
+        [4, 13],
+        [4, 5],
+        [10, 2],
+        [10, 11],
+        [0, 11],
+        [3, 3],
+    ] {
         // the reference: keep the common box, zeros elsewhere
         let mut next = vec![0u8; new[0] * new[1] * ts];
         for i in 0..new[0].min(shape[0]) {
@@ -479,29 +579,44 @@ fn resize_grows_and_shrinks_any_axis() {
 fn copy_with_new_partitions_and_cparams() {
     let shape = [30usize, 20, 10];
     let data = counting(6000, 4);
-    let arr = NdArray::from_buffer(&params(&[30, 20, 10], &[8, 8, 8], &[4, 4, 4], 4), &data).unwrap();
+    let arr =
+        NdArray::from_buffer(&params(&[30, 20, 10], &[8, 8, 8], &[4, 4, 4], 4), &data).unwrap();
     let zstd = CParams {
         codec: 5,
         clevel: 3,
         filters: [0, 0, 0, 0, 0, 2],
         ..CParams::default()
     };
-    let p = arr.params().chunkshape(&[16, 7, 10]).blockshape(&[5, 7, 3]).cparams(&zstd);
+    let p = arr
+        .params()
+        .chunkshape(&[16, 7, 10])
+        .blockshape(&[5, 7, 3])
+        .cparams(&zstd);
     let copy = arr.copy(&p).unwrap();
     assert_eq!(copy.meta().chunkshape, [16, 7, 10]);
     assert_eq!(copy.store().nchunks(), 2 * 3);
-    let h = Decoder::new(Registry::global(), &copy.store().chunks()[0]).unwrap().header;
-    assert_eq!((h.compcode, h.blocksize, h.filters[5]), (5, 5 * 7 * 3 * 4, 2));
+    let h = Decoder::new(Registry::global(), &copy.store().chunks()[0])
+        .unwrap()
+        .header;
+    assert_eq!(
+        (h.compcode, h.blocksize, h.filters[5]),
+        (5, 5 * 7 * 3 * 4, 2)
+    );
     assert_eq!(copy.to_vec().unwrap(), data);
     for (n, c) in copy.store().chunks().iter().enumerate() {
-        assert_eq!(decompress_vec(c).unwrap(), naive_chunk(&data, copy.geometry(), n));
+        assert_eq!(
+            decompress_vec(c).unwrap(),
+            naive_chunk(&data, copy.geometry(), n)
+        );
     }
     // default partitions
     let copy = arr.copy(&ArrayParams::new(&[30, 20, 10], 4)).unwrap();
     assert_eq!(copy.to_vec().unwrap(), data);
     assert!(arr.copy(&ArrayParams::new(&[30, 20, 11], 4)).is_err());
     // a slice as a new array
-    let sub = arr.slice(&[Slice::range(3, 17), Slice::FULL.step_by(-3)]).unwrap();
+    let sub = arr
+        .slice(&[Slice::range(3, 17), Slice::FULL.step_by(-3)])
+        .unwrap();
     assert_eq!(shape_of(&sub), [14, 7, 10]);
     let slices = [Slice::range(3, 17), Slice::FULL.step_by(-3)];
     assert_eq!(sub.to_vec().unwrap(), naive_get(&data, &shape, 4, &slices));
@@ -544,15 +659,23 @@ fn decompress_block_matches_the_whole_chunk() {
             let want = &whole[nblock * bs..(nblock * bs + bs).min(whole.len())];
             let n = d.decompress_block(nblock, &mut block, None).unwrap();
             assert_eq!(&block[..n], want, "{cparams:?} block {nblock}");
-            let n = d.decompress_block(nblock, &mut block, Some(&block0)).unwrap();
+            let n = d
+                .decompress_block(nblock, &mut block, Some(&block0))
+                .unwrap();
             assert_eq!(&block[..n], want);
         }
-        let err = d.decompress_block(d.header.nblocks(), &mut block, None).unwrap_err();
+        let err = d
+            .decompress_block(d.header.nblocks(), &mut block, None)
+            .unwrap_err();
         assert_eq!(err.code(), -33);
-        let err = d.decompress_block(0, &mut block[..bs - 1], None).unwrap_err();
+        let err = d
+            .decompress_block(0, &mut block[..bs - 1], None)
+            .unwrap_err();
         assert_eq!(err.code(), -6);
         if d.needs_block0() {
-            let err = d.decompress_block(1, &mut block, Some(&block0[1..])).unwrap_err();
+            let err = d
+                .decompress_block(1, &mut block, Some(&block0[1..]))
+                .unwrap_err();
             assert_eq!(err.code(), -12);
         }
     }
@@ -568,40 +691,95 @@ fn bad_chunks_and_arguments() {
     let meta = arr.meta().clone();
     let mut chunks = arr.store().chunks().to_vec();
     // a chunk of the wrong size
-    chunks[1] = compress_vec(&CParams { typesize: 1, ..CParams::default() }, &[1; 24]).unwrap();
-    let bad = NdArray::from_store(meta.clone(), arr.cparams(), VecStore::from_chunks(chunks.clone()))
-        .unwrap();
+    chunks[1] = compress_vec(
+        &CParams {
+            typesize: 1,
+            ..CParams::default()
+        },
+        &[1; 24],
+    )
+    .unwrap();
+    let bad = NdArray::from_store(
+        meta.clone(),
+        arr.cparams(),
+        VecStore::from_chunks(chunks.clone()),
+    )
+    .unwrap();
     assert_eq!(bad.to_vec().unwrap_err().code(), -11);
     // reads that avoid the bad chunk work
-    let (v, _) = bad.get_slice_vec(&[Slice::range(0, 5), Slice::range(0, 5)]).unwrap();
-    assert_eq!(v, naive_get(&data, &[10, 10], 1, &[Slice::range(0, 5), Slice::range(0, 5)]));
+    let (v, _) = bad
+        .get_slice_vec(&[Slice::range(0, 5), Slice::range(0, 5)])
+        .unwrap();
+    assert_eq!(
+        v,
+        naive_get(
+            &data,
+            &[10, 10],
+            1,
+            &[Slice::range(0, 5), Slice::range(0, 5)]
+        )
+    );
     // a truncated chunk
     chunks[1] = arr.store().chunks()[1][..20].to_vec();
-    let bad = NdArray::from_store(meta.clone(), arr.cparams(), VecStore::from_chunks(chunks.clone()))
-        .unwrap();
+    let bad = NdArray::from_store(
+        meta.clone(),
+        arr.cparams(),
+        VecStore::from_chunks(chunks.clone()),
+    )
+    .unwrap();
     assert!(matches!(bad.to_vec().unwrap_err(), Error::Truncated { .. }));
     let mut bad = bad;
-    assert!(bad.set_slice(&[Slice::index(0), Slice::index(7)], &[1]).is_err());
+    assert!(bad
+        .set_slice(&[Slice::index(0), Slice::index(7)], &[1])
+        .is_err());
     // the wrong number of chunks
     chunks.pop();
     let err = NdArray::from_store(meta, arr.cparams(), VecStore::from_chunks(chunks)).unwrap_err();
     assert_eq!(err.code(), -12);
     // a destination too small, data too short, a zero step, too many slices
     let mut out = [0u8; 3];
-    assert_eq!(arr.get_slice(&[Slice::range(0, 2), Slice::range(0, 2)], &mut out).unwrap_err().code(), -6);
+    assert_eq!(
+        arr.get_slice(&[Slice::range(0, 2), Slice::range(0, 2)], &mut out)
+            .unwrap_err()
+            .code(),
+        -6
+    );
     let mut arr = arr;
-    assert_eq!(arr.set_slice(&[Slice::range(0, 2)], &[0; 19]).unwrap_err().code(), -12);
-    assert_eq!(arr.get_slice_vec(&[Slice::FULL.step_by(0)]).unwrap_err().code(), -12);
-    assert_eq!(arr.get_slice_vec(&[Slice::FULL; 3]).unwrap_err().code(), -12);
+    assert_eq!(
+        arr.set_slice(&[Slice::range(0, 2)], &[0; 19])
+            .unwrap_err()
+            .code(),
+        -12
+    );
+    assert_eq!(
+        arr.get_slice_vec(&[Slice::FULL.step_by(0)])
+            .unwrap_err()
+            .code(),
+        -12
+    );
+    assert_eq!(
+        arr.get_slice_vec(&[Slice::FULL; 3]).unwrap_err().code(),
+        -12
+    );
     // the engine checks the store against the geometry
     let g = arr.geometry().clone();
     let ctx = Context::global();
     let empty = VecStore::new();
     let sel = Selection::full(g.shape());
     let mut out = vec![0u8; 100];
-    assert_eq!(get_slice(&ctx, &DParams::default(), &g, &empty, &sel, &mut out).unwrap_err().code(), -12);
+    assert_eq!(
+        get_slice(&ctx, &DParams::default(), &g, &empty, &sel, &mut out)
+            .unwrap_err()
+            .code(),
+        -12
+    );
     let mut empty = VecStore::new();
-    assert_eq!(set_slice(&ctx, &CParams::default(), &g, &mut empty, &sel, &out).unwrap_err().code(), -12);
+    assert_eq!(
+        set_slice(&ctx, &CParams::default(), &g, &mut empty, &sel, &out)
+            .unwrap_err()
+            .code(),
+        -12
+    );
 }
 
 // ---------------------------------------------------------------------------------------

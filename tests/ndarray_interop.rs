@@ -219,7 +219,10 @@ fn chunks_are_cblosc2_chunks_both_ways() {
         return;
     }
     for grid in ["data/etopo5_rose.npy", "data/levitus_temp.npy"] {
-        assert!(root.join(grid).exists(), "missing {grid}: run scripts/fetch-data.sh");
+        assert!(
+            root.join(grid).exists(),
+            "missing {grid}: run scripts/fetch-data.sh"
+        );
     }
     let dir: PathBuf = std::env::temp_dir().join(format!("strata-ndarray-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -238,19 +241,41 @@ fn chunks_are_cblosc2_chunks_both_ways() {
         assert_eq!(ours.len(), theirs.len(), "{}: chunk count", c.name);
         assert!(!ours.is_empty());
         for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
-            assert!(a == b, "{}: chunk {i} differs ({} vs {} bytes)", c.name, a.len(), b.len());
+            assert!(
+                a == b,
+                "{}: chunk {i} differs ({} vs {} bytes)",
+                c.name,
+                a.len(),
+                b.len()
+            );
             std::fs::write(d.join(format!("strata_{i}.chunk")), a).unwrap();
         }
         // Arrays made whole hold C-Blosc2's special chunks.
         let zeros = NdArray::zeros(&params(c)).unwrap();
-        assert_eq!(zeros.store().chunks()[0], std::fs::read(d.join("zeros.chunk")).unwrap());
+        assert_eq!(
+            zeros.store().chunks()[0],
+            std::fs::read(d.join("zeros.chunk")).unwrap()
+        );
         let full = NdArray::full(&params(c), &data[..c.typesize]).unwrap();
-        assert_eq!(full.store().chunks()[0], std::fs::read(d.join("full.chunk")).unwrap());
+        assert_eq!(
+            full.store().chunks()[0],
+            std::fs::read(d.join("full.chunk")).unwrap()
+        );
         // Strata reads C-Blosc2's chunks, whole and sliced.
-        let meta = B2ndMeta::new(c.shape.to_vec(), c.chunks.to_vec(), c.blocks.to_vec(), c.dtype)
-            .unwrap();
+        let meta = B2ndMeta::new(
+            c.shape.to_vec(),
+            c.chunks.to_vec(),
+            c.blocks.to_vec(),
+            c.dtype,
+        )
+        .unwrap();
         let peer = NdArray::from_store(meta, arr.cparams(), VecStore::from_chunks(theirs)).unwrap();
-        assert_eq!(peer.to_vec().unwrap(), data, "{}: reading C-Blosc2's chunks", c.name);
+        assert_eq!(
+            peer.to_vec().unwrap(),
+            data,
+            "{}: reading C-Blosc2's chunks",
+            c.name
+        );
         let slices: Vec<Slice> = c
             .shape
             .iter()
@@ -275,7 +300,10 @@ fn load_npy_f4(path: &Path) -> (Vec<u8>, Vec<i64>) {
     let (len, at) = if raw[6] == 1 {
         (u16::from_le_bytes([raw[8], raw[9]]) as usize, 10)
     } else {
-        (u32::from_le_bytes(raw[8..12].try_into().unwrap()) as usize, 12)
+        (
+            u32::from_le_bytes(raw[8..12].try_into().unwrap()) as usize,
+            12,
+        )
     };
     let header = std::str::from_utf8(&raw[at..at + len]).unwrap();
     assert!(header.contains("'<f4'") && header.contains("'fortran_order': False"));
@@ -307,7 +335,10 @@ fn slice_timings_side_by_side() {
         ("whole", vec![]),
         ("row", vec![Slice::index(1000)]),
         ("column", vec![Slice::FULL, Slice::index(2000)]),
-        ("box 100x100", vec![Slice::range(1000, 1100), Slice::range(2000, 2100)]),
+        (
+            "box 100x100",
+            vec![Slice::range(1000, 1100), Slice::range(2000, 2100)],
+        ),
         ("item", vec![Slice::index(1234), Slice::index(3210)]),
     ];
     let spec: Vec<String> = configs
@@ -331,7 +362,11 @@ fn slice_timings_side_by_side() {
         .args([Path::new("time"), &spec_path, &dir])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let python_times = String::from_utf8(out.stdout).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 
@@ -352,7 +387,9 @@ fn slice_timings_side_by_side() {
             nthreads,
             ..Default::default()
         };
-        let arr = NdArray::from_buffer(&p, &grid).unwrap().with_dparams(dparams);
+        let arr = NdArray::from_buffer(&p, &grid)
+            .unwrap()
+            .with_dparams(dparams);
         for (read, slices) in &reads {
             let (want, out_shape) = arr.get_slice_vec(slices).unwrap();
             let mut out = vec![0u8; want.len()];

@@ -507,7 +507,9 @@ pub fn special_chunk(
     }
     let bad = |msg: String| Err(Error::InvalidParam(msg));
     if nbytes % ts != 0 {
-        return bad(format!("{nbytes} bytes is not a whole number of {ts}-byte items"));
+        return bad(format!(
+            "{nbytes} bytes is not a whole number of {ts}-byte items"
+        ));
     }
     match (special, value) {
         (SpecialType::None, _) => return bad("a special chunk needs a special kind".into()),

@@ -303,9 +303,17 @@ impl<S: ChunkStore> NdArray<S> {
             .and_then(|n| n.checked_mul(self.geom.typesize()))
             .ok_or_else(|| Error::InvalidParam("the selection's size overflows".into()))?;
         let mut out = Vec::new();
-        out.try_reserve_exact(n).map_err(|_| Error::MemoryAlloc(n))?;
+        out.try_reserve_exact(n)
+            .map_err(|_| Error::MemoryAlloc(n))?;
         out.resize(n, 0);
-        get_slice(&self.ctx, &self.dparams, &self.geom, &self.store, &sel, &mut out)?;
+        get_slice(
+            &self.ctx,
+            &self.dparams,
+            &self.geom,
+            &self.store,
+            &sel,
+            &mut out,
+        )?;
         Ok((out, sel.shape().to_vec()))
     }
 
@@ -343,7 +351,14 @@ impl<S: ChunkStore> NdArray<S> {
     /// store, compression and decompression.
     pub fn set_slice(&mut self, slices: &[Slice], data: &[u8]) -> Result<SliceStats> {
         let sel = Selection::new(self.geom.shape(), slices)?;
-        set_slice(&self.ctx, &self.cparams, &self.geom, &mut self.store, &sel, data)
+        set_slice(
+            &self.ctx,
+            &self.cparams,
+            &self.geom,
+            &mut self.store,
+            &sel,
+            data,
+        )
     }
 
     /// Changes the shape to `new_shape` (items, same number of dimensions), at the end of

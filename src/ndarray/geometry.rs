@@ -85,7 +85,11 @@ impl Geometry {
         }
         let ndim = meta.ndim();
         let to_usize = |v: i64| usize::try_from(v).map_err(|_| too_big("shape"));
-        let mut shape = meta.shape.iter().map(|&s| to_usize(s)).collect::<Result<Vec<_>>>()?;
+        let mut shape = meta
+            .shape
+            .iter()
+            .map(|&s| to_usize(s))
+            .collect::<Result<Vec<_>>>()?;
         // validate() made the partitions non-negative.
         let mut chunkshape: Vec<usize> = meta.chunkshape.iter().map(|&c| c as usize).collect();
         let mut blockshape: Vec<usize> = meta.blockshape.iter().map(|&b| b as usize).collect();
@@ -327,7 +331,12 @@ impl Geometry {
                 .map(|&x| i32::try_from(x).map_err(|_| too_big("partition")))
                 .collect::<Result<Vec<_>>>()
         };
-        B2ndMeta::new(shape, part(self.chunkshape())?, part(self.blockshape())?, dtype)
+        B2ndMeta::new(
+            shape,
+            part(self.chunkshape())?,
+            part(self.blockshape())?,
+            dtype,
+        )
     }
 }
 
@@ -345,10 +354,7 @@ pub(crate) fn unravel(mut n: usize, grid: &[usize]) -> Vec<usize> {
 
 /// C-order linear index of `coords` over `grid`.
 pub(crate) fn ravel(coords: &[usize], grid: &[usize]) -> usize {
-    coords
-        .iter()
-        .zip(grid)
-        .fold(0, |acc, (&c, &g)| acc * g + c)
+    coords.iter().zip(grid).fold(0, |acc, (&c, &g)| acc * g + c)
 }
 
 #[cfg(test)]
@@ -409,7 +415,10 @@ mod tests {
     #[test]
     fn zero_d_array_is_one_item() {
         let g = geom(&[], &[], &[], 8);
-        assert_eq!((g.ndim(), g.nitems(), g.nchunks(), g.nblocks()), (0, 1, 1, 1));
+        assert_eq!(
+            (g.ndim(), g.nitems(), g.nchunks(), g.nblocks()),
+            (0, 1, 1, 1)
+        );
         assert_eq!(g.shape(), [] as [usize; 0]);
         assert_eq!(g.chunk_nbytes(), 8);
     }

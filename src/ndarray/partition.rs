@@ -180,7 +180,9 @@ pub fn partitions(
             .collect::<Result<Vec<i32>>>()
     };
     if shape.contains(&0) {
-        let chunks = chunkshape.or(blockshape).map_or_else(|| shape.clone(), to_usize);
+        let chunks = chunkshape
+            .or(blockshape)
+            .map_or_else(|| shape.clone(), to_usize);
         let blocks = blockshape.map_or_else(|| chunks.clone(), to_usize);
         return Ok((to_i32(chunks)?, to_i32(blocks)?));
     }
@@ -256,16 +258,27 @@ mod tests {
         ];
         for &(shape, ts, chunks, blocks) in cases {
             let (c, b) = default(shape, ts);
-            assert_eq!((&c[..], &b[..]), (chunks, blocks), "shape {shape:?} typesize {ts}");
+            assert_eq!(
+                (&c[..], &b[..]),
+                (chunks, blocks),
+                "shape {shape:?} typesize {ts}"
+            );
             // chunks stay within 64 MiB, blocks within 512 KiB, padding included
             let ext: usize = c
                 .iter()
                 .zip(&b)
                 .map(|(&c, &b)| (c as usize).div_ceil(b.max(1) as usize) * b as usize)
                 .product();
-            assert!(ext * ts <= 64 << 20, "{shape:?}: chunk of {} bytes", ext * ts);
+            assert!(
+                ext * ts <= 64 << 20,
+                "{shape:?}: chunk of {} bytes",
+                ext * ts
+            );
             let bbytes: usize = b.iter().map(|&v| v as usize).product::<usize>() * ts;
-            assert!(bbytes <= 512 << 10 || ts > 512 << 10, "{shape:?}: block of {bbytes}");
+            assert!(
+                bbytes <= 512 << 10 || ts > 512 << 10,
+                "{shape:?}: block of {bbytes}"
+            );
         }
     }
 

@@ -92,7 +92,9 @@ impl SlicePlan {
     /// [`Error::InvalidParam`] if `sel` does not have one entry per dimension of `geom` or
     /// picks an index outside it (a [`Selection`] resolved against `geom.shape()` never does).
     pub fn new(geom: &Geometry, sel: &Selection) -> Result<SlicePlan> {
-        if sel.dims().len() != geom.ndim() || sel.shape().iter().zip(geom.shape()).any(|(&s, &n)| s > n) {
+        if sel.dims().len() != geom.ndim()
+            || sel.shape().iter().zip(geom.shape()).any(|(&s, &n)| s > n)
+        {
             return Err(Error::InvalidParam(format!(
                 "selection of shape {:?} does not fit an array of shape {:?}",
                 sel.shape(),
@@ -106,7 +108,11 @@ impl SlicePlan {
             step: 1,
             len: 1,
         }];
-        let sels = if geom.ndim() == 0 { &one[..] } else { sel.dims() };
+        let sels = if geom.ndim() == 0 {
+            &one[..]
+        } else {
+            sel.dims()
+        };
         let mut dims = Vec::with_capacity(sels.len());
         for (i, &ds) in sels.iter().enumerate() {
             if ds.len > 0 {
@@ -390,7 +396,12 @@ mod tests {
         // reversed: 9, 6, 3, 0 → outputs 0..4 in reverse
         assert_eq!(
             runs(10, 4, 3, Slice::FULL.step_by(-3)),
-            [(0, 0, 0, 1, 3), (0, 1, 0, 1, 2), (1, 0, 2, 1, 1), (2, 0, 1, 1, 0)]
+            [
+                (0, 0, 0, 1, 3),
+                (0, 1, 0, 1, 2),
+                (1, 0, 2, 1, 1),
+                (2, 0, 1, 1, 0)
+            ]
         );
         assert_eq!(runs(10, 4, 3, Slice::range(5, 7)), [(1, 0, 1, 2, 0)]);
         assert!(runs(10, 4, 3, Slice::range(12, 20)).is_empty());
