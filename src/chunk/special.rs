@@ -48,7 +48,7 @@ pub fn special_chunk(
         });
     }
     let bad = |msg: String| Err(Error::InvalidParam(msg));
-    if nbytes % ts != 0 {
+    if !nbytes.is_multiple_of(ts) {
         return bad(format!(
             "{nbytes} bytes is not a whole number of {ts}-byte items"
         ));

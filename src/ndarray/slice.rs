@@ -428,7 +428,7 @@ pub fn set_slice<S: ChunkStore + ?Sized>(
     let plan = SlicePlan::new(geom, sel)?;
     let ts = geom.typesize();
     let needed = sel.nitems().and_then(|n| n.checked_mul(ts));
-    if !needed.is_some_and(|n| data.len() >= n) {
+    if needed.is_none_or(|n| data.len() < n) {
         return Err(Error::InvalidParam(format!(
             "{} bytes of data for a selection of {:?} items of {ts} bytes",
             data.len(),
