@@ -3,8 +3,9 @@
 #   1. .venv from the pinned tests/interop/requirements.txt (scripts/setup-venv.sh; as root it
 #      installs Debian's python3-venv if Python lacks venv)
 #   2. the real climate grids into data/ (scripts/fetch-data.sh, Debian's ferret-datasets)
-#   3. cmake and libclang for the ZFP plugin (scripts/setup-build-deps.sh; Debian's packages, as
-#      root), cbindgen (pinned; tests/ffi_c.rs regenerates include/strata.h with it), then
+#   3. cmake and libclang for the ZFP plugin and gfortran for bindings/fortran
+#      (scripts/setup-build-deps.sh; Debian's packages, as root), cbindgen (pinned;
+#      tests/ffi_c.rs regenerates include/strata.h with it), then
 #      cargo build --release --workspace and cargo test --workspace --release
 #   4. the interop suite against C-Blosc2 and Blosc1 (pytest tests/interop, STRATA_BIN set to
 #      the release binary)

@@ -73,15 +73,104 @@ fn header_is_generated_from_the_source() {
     assert!(fresh == committed, "include/strata.h is stale: run cbindgen --config cbindgen.toml --crate strata --output include/strata.h");
 }
 
+/// `#define NAME VALUE` lines of the committed header, in order.
+fn header_defines() -> Vec<(String, String)> {
+    let h = std::fs::read_to_string(root().join("include/strata.h")).unwrap();
+    h.lines()
+        .filter_map(|l| {
+            let mut words = l.strip_prefix("#define ")?.split_whitespace();
+            Some((words.next()?.to_string(), words.next()?.to_string()))
+        })
+        .collect()
+}
+
+/// One error of every variant the library has (tests in `src/ffi/error.rs` make sure none is
+/// missing from the code table when a variant is added).
+fn one_error_of_each_kind() -> Vec<strata::Error> {
+    use strata::error::IoOp;
+    use strata::Error as E;
+    let s = String::new;
+    let mut all = vec![
+        E::Truncated {
+            what: "",
+            needed: 0,
+            available: 0,
+        },
+        E::DestinationTooSmall {
+            needed: 0,
+            available: 0,
+        },
+        E::InvalidHeader(s()),
+        E::VersionSupport { version: 0 },
+        E::UnknownCodec { id: 0 },
+        E::UnknownFilter { id: 0 },
+        E::CodecParam(s()),
+        E::CodecDict(s()),
+        E::Filter {
+            id: 0,
+            message: s(),
+        },
+        E::Data(s()),
+        E::RunLength(s()),
+        E::InvalidParam(s()),
+        E::InvalidIndex(s()),
+        E::MaxBufsizeExceeded { size: 0, limit: 0 },
+        E::MemoryAlloc(0),
+        E::Frame {
+            path: s(),
+            what: s(),
+        },
+        E::FrameType {
+            path: s(),
+            expected: "",
+            found: 0,
+        },
+        E::ChunkAppend(s()),
+        E::ChunkInsert(s()),
+        E::ChunkUpdate(s()),
+        E::MetalayerNotFound { name: s() },
+        E::FrameSpecial(s()),
+        E::PluginPanic { id: 0 },
+        E::CodecNotFound {
+            id: 0,
+            searched: s(),
+        },
+        E::FilterNotFound {
+            id: 0,
+            searched: s(),
+        },
+        E::PluginLoad {
+            source_name: s(),
+            message: s(),
+        },
+    ];
+    for op in [
+        IoOp::Open,
+        IoOp::Read,
+        IoOp::Write,
+        IoOp::Sync,
+        IoOp::Truncate,
+        IoOp::Remove,
+    ] {
+        all.push(E::Io {
+            path: s(),
+            op,
+            message: s(),
+        });
+    }
+    all
+}
+
 #[test]
 fn header_macros_match_the_library() {
-    let h = std::fs::read_to_string(root().join("include/strata.h")).unwrap();
+    let defines = header_defines();
     let define = |name: &str| -> String {
-        h.lines()
-            .find_map(|l| l.strip_prefix(&format!("#define {name} ")))
+        defines
+            .iter()
+            .find(|(n, _)| n == name)
             .unwrap_or_else(|| panic!("{name} missing from strata.h"))
-            .trim()
-            .to_string()
+            .1
+            .clone()
     };
     let version = env!("CARGO_PKG_VERSION");
     assert_eq!(define("STRATA_VERSION"), format!("\"{version}\""));
@@ -109,45 +198,50 @@ fn header_macros_match_the_library() {
         define("STRATA_ERROR_NULL_POINTER"),
         strata::ffi::STRATA_ERROR_NULL_POINTER.to_string()
     );
-    let cases = [
-        (
-            "STRATA_ERROR_READ_BUFFER",
-            strata::Error::Truncated {
-                what: "",
-                needed: 0,
-                available: 0,
-            },
-        ),
-        (
-            "STRATA_ERROR_WRITE_BUFFER",
-            strata::Error::DestinationTooSmall {
-                needed: 0,
-                available: 0,
-            },
-        ),
-        (
-            "STRATA_ERROR_CODEC_SUPPORT",
-            strata::Error::UnknownCodec { id: 0 },
-        ),
-        (
-            "STRATA_ERROR_VERSION_SUPPORT",
-            strata::Error::VersionSupport { version: 0 },
-        ),
-        (
-            "STRATA_ERROR_INVALID_HEADER",
-            strata::Error::InvalidHeader(String::new()),
-        ),
-        (
-            "STRATA_ERROR_FILTER_PIPELINE",
-            strata::Error::UnknownFilter { id: 0 },
-        ),
-        (
-            "STRATA_ERROR_INVALID_INDEX",
-            strata::Error::InvalidIndex(String::new()),
-        ),
-    ];
-    for (name, err) in cases {
-        assert_eq!(define(name), err.code().to_string(), "{name}");
+
+    // Every code an error can have is a macro...
+    let errors: Vec<(String, i32)> = defines
+        .iter()
+        .filter(|(n, _)| n.starts_with("STRATA_ERROR_"))
+        .map(|(n, v)| (n.clone(), v.parse().unwrap_or_else(|_| panic!("{n} = {v}"))))
+        .collect();
+    for e in one_error_of_each_kind() {
+        assert!(
+            errors.iter().any(|(_, c)| *c == e.code()),
+            "{e:?} returns {} which strata.h does not define",
+            e.code()
+        );
+    }
+    // ...and every macro is the code strata_error_name names after it.
+    for (name, code) in &errors {
+        let mut buf = [0u8; 64];
+        // SAFETY: a 64-byte buffer.
+        let n =
+            unsafe { strata::ffi::error::strata_error_name(*code, buf.as_mut_ptr().cast(), 64) };
+        let n = usize::try_from(n).unwrap_or_else(|_| panic!("{name}: strata_error_name failed"));
+        assert_eq!(std::str::from_utf8(&buf[..n]).unwrap(), name);
+        assert_eq!(buf[n], 0);
+    }
+    let not_a_code = strata::Error::InvalidParam(String::new()).code();
+    // SAFETY: NULL, 0 is a size query.
+    let rc = unsafe { strata::ffi::error::strata_error_name(-9999, std::ptr::null_mut(), 0) };
+    assert_eq!(rc, i64::from(not_a_code));
+
+    use strata::ffi::{chunk as c, params as p, schunk as s};
+    for (name, value) in [
+        ("STRATA_SYNC_NONE", p::STRATA_SYNC_NONE),
+        ("STRATA_SYNC_ON_CLOSE", p::STRATA_SYNC_ON_CLOSE),
+        ("STRATA_SYNC_EVERY_WRITE", p::STRATA_SYNC_EVERY_WRITE),
+        ("STRATA_OPEN_READ", s::STRATA_OPEN_READ),
+        ("STRATA_OPEN_READWRITE", s::STRATA_OPEN_READWRITE),
+        ("STRATA_OPEN_APPEND", s::STRATA_OPEN_APPEND),
+        ("STRATA_SPECIAL_NONE", c::STRATA_SPECIAL_NONE),
+        ("STRATA_SPECIAL_ZERO", c::STRATA_SPECIAL_ZERO),
+        ("STRATA_SPECIAL_NAN", c::STRATA_SPECIAL_NAN),
+        ("STRATA_SPECIAL_VALUE", c::STRATA_SPECIAL_VALUE),
+        ("STRATA_SPECIAL_UNINIT", c::STRATA_SPECIAL_UNINIT),
+    ] {
+        assert_eq!(define(name), value.to_string(), "{name}");
     }
 }
 
@@ -199,8 +293,14 @@ fn only_strata_symbols_are_exported() {
     // their own LZ4 and Zstd: nothing but strata_* may leak out of the shared library.
     let so = lib_dir().join("libstrata.so");
     let nm = run(Command::new("nm").args(["-D", "--defined-only"]).arg(&so));
-    let names: Vec<&str> = nm.lines().filter_map(|l| l.split_whitespace().nth(2)).collect();
-    assert!(names.contains(&"strata_compress"), "nm found no strata_compress:\n{nm}");
+    let names: Vec<&str> = nm
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .collect();
+    assert!(
+        names.contains(&"strata_compress"),
+        "nm found no strata_compress:\n{nm}"
+    );
     let foreign: Vec<&&str> = names.iter().filter(|n| !n.starts_with("strata_")).collect();
     assert!(foreign.is_empty(), "exported beyond strata_*: {foreign:?}");
     let soname = run(Command::new("readelf").arg("-d").arg(&so));
@@ -230,7 +330,10 @@ fn make_install_gives_a_pkg_config_package() {
         "include/strata.h",
         "lib/pkgconfig/strata.pc",
     ] {
-        assert!(prefix.join(file).exists(), "make install did not create {file}");
+        assert!(
+            prefix.join(file).exists(),
+            "make install did not create {file}"
+        );
     }
     assert!(prefix.join("lib/strata/plugins").is_dir());
     let pkg_config = |args: &[&str]| {
@@ -239,7 +342,10 @@ fn make_install_gives_a_pkg_config_package() {
             .arg("strata")
             .env("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig")))
     };
-    assert_eq!(pkg_config(&["--modversion"]).trim(), env!("CARGO_PKG_VERSION"));
+    assert_eq!(
+        pkg_config(&["--modversion"]).trim(),
+        env!("CARGO_PKG_VERSION")
+    );
     let flags = format!("{} {}", pkg_config(&["--cflags"]), pkg_config(&["--libs"]));
     let exe = dir.join("compress");
     run(Command::new("cc")
