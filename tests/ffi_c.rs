@@ -4,51 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// target/<profile>/ of this test, with libstrata.a and libstrata.so built there: `cargo test`
-/// builds only the rlib.
-fn lib_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps");
-    let mut cargo = Command::new(env!("CARGO"));
-    cargo
-        .current_dir(root())
-        .args(["build", "--quiet", "-p", "strata", "--lib"]);
-    if dir.file_name().and_then(|n| n.to_str()) == Some("release") {
-        cargo.arg("--release");
-    }
-    assert!(
-        cargo.status().expect("cargo").success(),
-        "building libstrata failed"
-    );
-    dir.to_path_buf()
-}
-
-/// A fresh scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("strata-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Runs `cmd`, panicking with its output when it fails; returns its stdout.
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+#[path = "clib/mod.rs"]
+mod clib;
+use clib::{header_defines, lib_dir, root, run, scratch};
 
 #[test]
 fn header_is_generated_from_the_source() {
@@ -71,17 +29,6 @@ fn header_is_generated_from_the_source() {
     let committed = std::fs::read_to_string(root().join("include/strata.h")).unwrap();
     let _ = std::fs::remove_file(&out);
     assert!(fresh == committed, "include/strata.h is stale: run cbindgen --config cbindgen.toml --crate strata --output include/strata.h");
-}
-
-/// `#define NAME VALUE` lines of the committed header, in order.
-fn header_defines() -> Vec<(String, String)> {
-    let h = std::fs::read_to_string(root().join("include/strata.h")).unwrap();
-    h.lines()
-        .filter_map(|l| {
-            let mut words = l.strip_prefix("#define ")?.split_whitespace();
-            Some((words.next()?.to_string(), words.next()?.to_string()))
-        })
-        .collect()
 }
 
 /// One error of every variant the library has (tests in `src/ffi/error.rs` make sure none is
