@@ -342,9 +342,11 @@ fn julia_structs(src: &str) -> BTreeMap<String, Vec<(String, String)>> {
     let mut out = BTreeMap::new();
     let mut lines = src.lines();
     while let Some(line) = lines.next() {
-        let Some(name) = line.strip_prefix("struct ") else {
+        // Only the mirrors of C structs (`struct strata_...`).
+        let Some(name) = line.strip_prefix("struct strata_") else {
             continue;
         };
+        let name = format!("strata_{}", name.trim());
         let mut fields = Vec::new();
         for f in lines.by_ref() {
             let f = f.trim();
@@ -355,7 +357,7 @@ fn julia_structs(src: &str) -> BTreeMap<String, Vec<(String, String)>> {
                 fields.push((n.trim().to_string(), t.trim().to_string()));
             }
         }
-        out.insert(name.trim().to_string(), fields);
+        out.insert(name, fields);
     }
     out
 }
