@@ -8,9 +8,9 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// libstrata.a of this test's profile (target/<profile>/), built here: `cargo test` builds
-/// only the rlib.
-fn static_lib() -> PathBuf {
+/// target/<profile>/ of this test, with libstrata.a and libstrata.so built there: `cargo test`
+/// builds only the rlib.
+fn lib_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
     let dir = exe
         .parent()
@@ -25,9 +25,29 @@ fn static_lib() -> PathBuf {
     }
     assert!(
         cargo.status().expect("cargo").success(),
-        "building libstrata.a failed"
+        "building libstrata failed"
     );
-    dir.join("libstrata.a")
+    dir.to_path_buf()
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("strata-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `cmd`, panicking with its output when it fails; returns its stdout.
+fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
 }
 
 #[test]
@@ -133,10 +153,9 @@ fn header_macros_match_the_library() {
 
 #[test]
 fn c_examples_build_and_run() {
-    let lib = static_lib();
+    let lib = lib_dir().join("libstrata.a");
     assert!(lib.exists(), "{} not built", lib.display());
-    let out_dir = std::env::temp_dir().join(format!("strata-c-examples-{}", std::process::id()));
-    std::fs::create_dir_all(&out_dir).unwrap();
+    let out_dir = scratch("c-examples");
     let mut ran = 0;
     for entry in std::fs::read_dir(root().join("c-examples")).unwrap() {
         let src = entry.unwrap().path();
@@ -172,4 +191,67 @@ fn c_examples_build_and_run() {
     }
     let _ = std::fs::remove_dir_all(&out_dir);
     assert!(ran >= 1, "no C example found");
+}
+
+#[test]
+fn only_strata_symbols_are_exported() {
+    // Strata may share a process with libblosc2 or hdf5plugin's Blosc2 filter, which bundle
+    // their own LZ4 and Zstd: nothing but strata_* may leak out of the shared library.
+    let so = lib_dir().join("libstrata.so");
+    let nm = run(Command::new("nm").args(["-D", "--defined-only"]).arg(&so));
+    let names: Vec<&str> = nm.lines().filter_map(|l| l.split_whitespace().nth(2)).collect();
+    assert!(names.contains(&"strata_compress"), "nm found no strata_compress:\n{nm}");
+    let foreign: Vec<&&str> = names.iter().filter(|n| !n.starts_with("strata_")).collect();
+    assert!(foreign.is_empty(), "exported beyond strata_*: {foreign:?}");
+    let soname = run(Command::new("readelf").arg("-d").arg(&so));
+    let want = format!("[libstrata.so.{}]", strata::ffi::STRATA_ABI_VERSION);
+    assert!(soname.contains(&want), "no soname {want}:\n{soname}");
+}
+
+#[test]
+fn make_install_gives_a_pkg_config_package() {
+    let target = lib_dir();
+    let Some(target_root) = target.parent().filter(|_| target.ends_with("release")) else {
+        eprintln!("skipped: make install builds release libraries; run with --release");
+        return;
+    };
+    let dir = scratch("install");
+    let prefix = dir.join("prefix");
+    run(Command::new("make")
+        .current_dir(root())
+        .arg("--quiet")
+        .arg("install")
+        .arg(format!("PREFIX={}", prefix.display()))
+        .arg(format!("TARGET_DIR={}", target_root.display()))
+        .env("CARGO", env!("CARGO")));
+    for file in [
+        "lib/libstrata.a",
+        "lib/libstrata.so",
+        "include/strata.h",
+        "lib/pkgconfig/strata.pc",
+    ] {
+        assert!(prefix.join(file).exists(), "make install did not create {file}");
+    }
+    assert!(prefix.join("lib/strata/plugins").is_dir());
+    let pkg_config = |args: &[&str]| {
+        run(Command::new("pkg-config")
+            .args(args)
+            .arg("strata")
+            .env("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig")))
+    };
+    assert_eq!(pkg_config(&["--modversion"]).trim(), env!("CARGO_PKG_VERSION"));
+    let flags = format!("{} {}", pkg_config(&["--cflags"]), pkg_config(&["--libs"]));
+    let exe = dir.join("compress");
+    run(Command::new("cc")
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"])
+        .arg(root().join("c-examples/compress.c"))
+        .args(flags.split_whitespace())
+        .arg("-lm")
+        .arg("-o")
+        .arg(&exe));
+    let out = run(Command::new(&exe).env("LD_LIBRARY_PATH", prefix.join("lib")));
+    assert!(out.ends_with("ok\n"), "{out}");
+    let needed = run(Command::new("readelf").arg("-d").arg(&exe));
+    assert!(needed.contains("libstrata.so."), "{needed}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -300,7 +300,7 @@ impl<'a> Decoder<'a> {
             )),
             SpecialType::Value => {
                 let item = h.cbytes - h.header_len;
-                if item == 0 || h.nbytes % item != 0 {
+                if item == 0 || !h.nbytes.is_multiple_of(item) {
                     return Err(Error::RunLength(format!(
                         "repeated-value chunk: {} bytes is not a whole number of {item}-byte values",
                         h.nbytes
@@ -308,7 +308,7 @@ impl<'a> Decoder<'a> {
                 }
                 Ok(())
             }
-            SpecialType::Nan | SpecialType::Uninit if h.nbytes % h.typesize != 0 => {
+            SpecialType::Nan | SpecialType::Uninit if !h.nbytes.is_multiple_of(h.typesize) => {
                 Err(Error::RunLength(format!(
                     "special chunk: nbytes {} is not a multiple of typesize {}",
                     h.nbytes, h.typesize
@@ -655,7 +655,7 @@ impl<'a> Decoder<'a> {
         } else {
             !h.dont_split()
         };
-        if split && full && bsize % h.typesize == 0 {
+        if split && full && bsize.is_multiple_of(h.typesize) {
             h.typesize
         } else {
             1

@@ -528,7 +528,7 @@ mod tests {
         while runs.len() < n {
             let b = (rng.next() >> 60) as u8;
             let k = 1 + (rng.next() % 300) as usize;
-            runs.extend(std::iter::repeat(b).take(k));
+            runs.extend(std::iter::repeat_n(b, k));
         }
         runs.truncate(n);
         let i32s: Vec<u8> = (0..n as i32).flat_map(i32::to_le_bytes).take(n).collect();

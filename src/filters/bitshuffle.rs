@@ -69,7 +69,7 @@ impl Filter for Bitshuffle {
     fn backward(&self, src: &[u8], dst: &mut [u8], ctx: &FilterCtx<'_>) -> Result<()> {
         same_len(ID, src, dst)?;
         let ts = element_size(ctx)?;
-        if ctx.version == 2 && (src.len() / ts) % 8 != 0 {
+        if ctx.version == 2 && !(src.len() / ts).is_multiple_of(8) {
             dst.copy_from_slice(src);
             return Ok(());
         }

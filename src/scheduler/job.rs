@@ -110,7 +110,7 @@ impl Claims<'_> {
             .error
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if slot.as_ref().map_or(true, |(i, _)| index < *i) {
+        if slot.as_ref().is_none_or(|(i, _)| index < *i) {
             *slot = Some((index, error));
         }
     }

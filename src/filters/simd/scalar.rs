@@ -273,7 +273,7 @@ pub(super) fn prefix_sum(src: &[u8], dst: &mut [u8], start: usize) {
 /// previous eight bytes repeated over a `u64`.
 pub(super) fn prefix_xor(w: usize, src: &[u8], dst: &mut [u8], start: usize) {
     let len = src.len().min(dst.len());
-    if start >= len || !matches!(w, 1 | 2 | 4 | 8) || start % w != 0 {
+    if start >= len || !matches!(w, 1 | 2 | 4 | 8) || !start.is_multiple_of(w) {
         return;
     }
     let repeat = |word: u64| match w {
@@ -345,10 +345,9 @@ mod tests {
             for start in [0, 8, 16] {
                 let mut fast = vec![0xAAu8; len];
                 let mut slow = vec![0xAAu8; len];
-                for k in 0..start.min(len) {
-                    fast[k] = src[k];
-                    slow[k] = src[k];
-                }
+                let head = start.min(len);
+                fast[..head].copy_from_slice(&src[..head]);
+                slow[..head].copy_from_slice(&src[..head]);
                 prefix_sum(&src, &mut fast, start);
                 for k in start..len {
                     let prev = if k > 0 { slow[k - 1] } else { 0 };
