@@ -1,18 +1,16 @@
 //! `strata chunk ...`: one Blosc2 chunk per file.
 
 use crate::input::read_input;
-use crate::options::{
-    filter_slots, parse_codec, parse_filter, CodecChoice, FilterSpec, SplitArg, Threads,
-};
+use crate::options::{CompressOptions, Threads};
 use crate::usage_error;
 use anyhow::{Context, Result};
-use clap::{value_parser, Args, Subcommand};
+use clap::{Args, Subcommand};
 use serde_json::json;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use strata::chunk::{
-    compress_vec, decompress_vec_ctx, CParams, Context as ChunkContext, DParams, Decoder,
+    compress_vec, decompress_vec_ctx, Context as ChunkContext, DParams, Decoder,
 };
 use strata::format::chunk::{
     ChunkHeader, B2FLAG_BIGENDIAN, B2FLAG_INSTR_CODEC, B2FLAG_LAZY, B2FLAG_USEDICT,
@@ -60,31 +58,11 @@ pub enum ChunkCommand {
     },
 }
 
-/// Arguments of `strata chunk compress`; defaults are C-Blosc2's.
+/// Arguments of `strata chunk compress`.
 #[derive(Debug, Args)]
 pub struct CompressArgs {
-    /// Codec: blosclz, lz4, lz4hc, zlib or zstd.
-    #[arg(long, default_value = "blosclz", value_parser = parse_codec)]
-    codec: CodecChoice,
-    /// Compression level, 0 (store raw) to 9.
-    #[arg(long, default_value_t = 5, value_parser = value_parser!(u8).range(0..=9))]
-    clevel: u8,
-    /// A filter for the next slot, from slot 0: noshuffle, shuffle, bitshuffle, delta,
-    /// trunc_prec[:BITS], bytedelta[:TYPESIZE]. Without any: shuffle in slot 5.
-    #[arg(long = "filter", value_name = "FILTER", value_parser = parse_filter)]
-    filters: Vec<FilterSpec>,
-    /// Item size in bytes [default: the .npy dtype's, else 8].
-    #[arg(long, value_parser = value_parser!(u64).range(1..))]
-    typesize: Option<u64>,
-    /// Block size in bytes; 0 chooses it as C-Blosc2 does.
-    #[arg(long, default_value_t = 0)]
-    blocksize: usize,
-    /// How blocks are split into streams.
-    #[arg(long, value_enum, default_value_t = SplitArg::ForwardCompat)]
-    splitmode: SplitArg,
-    /// Train a zstd dictionary and store it in the chunk (zstd only).
-    #[arg(long)]
-    dict: bool,
+    #[command(flatten)]
+    options: CompressOptions,
     #[command(flatten)]
     threads: Threads,
     /// Raw bytes, or a C-order .npy file.
@@ -150,24 +128,10 @@ fn write(path: &Path, bytes: &[u8]) -> Result<()> {
 
 fn compress(args: &CompressArgs) -> Result<()> {
     let input = read_input(&args.input, MAX_BUFFERSIZE as u64)?;
-    let typesize = match args.typesize {
-        Some(t) => usize::try_from(t).unwrap_or(usize::MAX),
-        None => input.typesize.unwrap_or(CParams::default().typesize),
-    };
-    let (filters, filters_meta) =
-        filter_slots(&args.filters, typesize).unwrap_or_else(|e| usage_error(e));
-    let cparams = CParams {
-        codec: args.codec.id,
-        clevel: args.clevel,
-        typesize,
-        blocksize: args.blocksize,
-        splitmode: args.splitmode.into(),
-        filters,
-        filters_meta,
-        use_dict: args.dict,
-        nthreads: args.threads.nthreads,
-        ..CParams::default()
-    };
+    let cparams = args
+        .options
+        .cparams(input.typesize, args.threads.nthreads)
+        .unwrap_or_else(|e| usage_error(e));
     let chunk = compress_vec(&cparams, &input.data)
         .with_context(|| format!("cannot compress {}", args.input.display()))?;
     write(&args.output, &chunk)
@@ -226,7 +190,7 @@ fn blosc2_flag_names(h: &ChunkHeader) -> Vec<String> {
     names
 }
 
-fn info(path: &Path, as_json: bool) -> Result<()> {
+pub fn info(path: &Path, as_json: bool) -> Result<()> {
     let chunk = read(path)?;
     let h = ChunkHeader::parse(&chunk)
         .with_context(|| format!("{}: not a Blosc2 chunk", path.display()))?;
