@@ -44,6 +44,7 @@ fn vl_blocks(blocks: &[Vec<u8>]) -> Vec<u8> {
         blocksize: 0,
         nblock: 0,
         dict: None,
+        nd: None,
     };
     let mut streams = Vec::new();
     let mut starts = Vec::new();

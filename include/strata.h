@@ -32,6 +32,14 @@
 #define STRATA_ERROR_MAX_BUFSIZE_EXCEEDED -35
 #define STRATA_ERROR_PLUGIN_PANIC -1000
 #define STRATA_ERROR_PANIC -1001
+#define STRATA_ERROR_PLUGIN_LOAD -1002
+
+/* Plugin ABI (strata_plugin, strata_block_ctx): version, kinds, and the symbol every plugin
+   library exports, a strata_plugin_entry_fn named STRATA_PLUGIN_ENTRY. */
+#define STRATA_PLUGIN_ABI_VERSION 1
+#define STRATA_PLUGIN_CODEC 1
+#define STRATA_PLUGIN_FILTER 2
+#define STRATA_PLUGIN_ENTRY "strata_plugin_descriptors"
 
 
 // Compression parameters for one chunk, as C-Blosc2's `blosc2_cparams`.
@@ -63,6 +71,120 @@ typedef struct {
   // Threads that may compress blocks at once (the caller's included); 0 = the default.
   uint32_t nthreads;
 } strata_cparams;
+
+// What a plugin function is told about the block it handles.
+//
+// Sizes in bytes. For N-d data (a b2nd array) `ndim` is 1 to 16 and `shape` (elements),
+// `chunkshape` and `blockshape` (elements) point to `ndim` values each, outermost dimension
+// first (C order); otherwise `ndim` is 0 and they are NULL. The pointers are valid for the
+// duration of the call only.
+typedef struct {
+  // `sizeof(strata_block_ctx)` as the host built it; fields are only ever appended.
+  size_t size;
+  // Item size in bytes (a chunk header stores typesizes above 255 as 1).
+  size_t typesize;
+  // Block size of the chunk in bytes (the last block may be shorter).
+  size_t blocksize;
+  // Index of the block in the chunk.
+  size_t nblock;
+  // The ID the function is called for (one function may serve several IDs).
+  uint8_t id;
+  // The codec meta byte (`compcode_meta`) or this filter slot's meta byte.
+  uint8_t meta;
+  // Compression level 1–9 when compressing, 0 when decompressing.
+  uint8_t clevel;
+  // Number of dimensions of the N-d array, 0 when the data is not N-d.
+  uint8_t ndim;
+  // Array shape in elements (`ndim` values), or NULL.
+  const int64_t *shape;
+  // Chunk shape in elements (`ndim` values), or NULL.
+  const int32_t *chunkshape;
+  // Block shape in elements (`ndim` values), or NULL.
+  const int32_t *blockshape;
+  // NumPy dtype string (`"<f4"`…), `dtype_len` bytes, not NUL-terminated; NULL if unknown.
+  const char *dtype;
+  // Length of `dtype` in bytes.
+  size_t dtype_len;
+  // Where a failing call may write a NUL-terminated message (`errbuf_len` bytes), or NULL.
+  char *errbuf;
+  // Size of `errbuf` in bytes.
+  size_t errbuf_len;
+} strata_block_ctx;
+
+// Codec encoder: compresses `srclen` bytes at `src` (one stream of one block) into `dst`
+// (`dstlen` bytes of room). Returns the compressed size (`1..=dstlen`), 0 when the data does
+// not fit or is not worth compressing (the stream is then stored raw), or a negative code.
+typedef int64_t (*strata_codec_encode_fn)(const uint8_t *src,
+                                          size_t srclen,
+                                          uint8_t *dst,
+                                          size_t dstlen,
+                                          const strata_block_ctx *ctx);
+
+// Codec decoder: decompresses `srclen` bytes at `src` into `dst`, which is exactly the
+// stream's decoded size (`dstlen` bytes). Returns `dstlen`, or a negative code.
+typedef int64_t (*strata_codec_decode_fn)(const uint8_t *src,
+                                          size_t srclen,
+                                          uint8_t *dst,
+                                          size_t dstlen,
+                                          const strata_block_ctx *ctx);
+
+// Optional partial decoder: writes items `[start, start + nitems)` of the block (item
+// indices in the block's C order, `typesize` bytes each) into `dst` (`nitems * typesize`
+// bytes), decoding as little as it can. Returns `nitems * typesize`, 0 to decline (the host
+// then decodes the whole block), or a negative code. Called only for unsplit blocks with no
+// filter to undo.
+typedef int64_t (*strata_codec_decode_items_fn)(const uint8_t *src,
+                                                size_t srclen,
+                                                uint8_t *dst,
+                                                size_t start,
+                                                size_t nitems,
+                                                const strata_block_ctx *ctx);
+
+// Filter function (forward when compressing, backward when decompressing): transforms the
+// `size` bytes at `src` into the `size` bytes at `dst` (never the same buffer) and must write
+// all of them. Returns 0, or a negative code.
+typedef int32_t (*strata_filter_fn)(const uint8_t *src,
+                                    uint8_t *dst,
+                                    size_t size,
+                                    const strata_block_ctx *ctx);
+
+// One codec or filter: what a plugin library exports (through its `strata_plugin_entry_fn`)
+// and what `strata_register_plugin` takes.
+//
+// `abi_version` and `size` come first in every version of the ABI, so a host reads them before
+// anything else. A codec sets `encode` and `decode` (and optionally `decode_items`), a filter
+// `forward` and `backward`; the other pointers are NULL.
+typedef struct {
+  // `STRATA_PLUGIN_ABI_VERSION` (Rust: [`ABI_VERSION`]) the plugin was built against.
+  uint32_t abi_version;
+  // `sizeof(strata_plugin)` as the plugin was compiled.
+  uint32_t size;
+  // `STRATA_PLUGIN_CODEC` or `STRATA_PLUGIN_FILTER` (Rust: [`KIND_CODEC`], [`KIND_FILTER`]).
+  uint8_t kind;
+  // The Blosc2 ID (codec `compcode` or filter ID).
+  uint8_t id;
+  // Codec format version, written to chunk header byte 1 (`versionlz`); filters: their own
+  // version, informational.
+  uint8_t version;
+  // NUL-terminated name, `[A-Za-z0-9_]`, at most 63 bytes (Blosc2's `compname`).
+  const char *name;
+  // Codec encoder.
+  strata_codec_encode_fn encode;
+  // Codec decoder.
+  strata_codec_decode_fn decode;
+  // Codec partial decoder (may be NULL).
+  strata_codec_decode_items_fn decode_items;
+  // Filter, compression direction.
+  strata_filter_fn forward;
+  // Filter, decompression direction.
+  strata_filter_fn backward;
+} strata_plugin;
+
+// The function a plugin library exports as `STRATA_PLUGIN_ENTRY` (Rust: [`ENTRY_SYMBOL`],
+// `strata_plugin_descriptors`); never NULL in a library. It stores the number of
+// descriptors in `*count` and returns an array of that many descriptor pointers, valid for as
+// long as the library is loaded.
+typedef const strata_plugin *const *(*strata_plugin_entry_fn)(size_t *count);
 
 #ifdef __cplusplus
 extern "C" {
@@ -120,6 +242,31 @@ int64_t strata_getitem(const uint8_t *src,
                        size_t nitems,
                        uint8_t *dst,
                        size_t dstlen);
+
+// Registers the codec or filter `plugin` describes in the process registry, after checking
+// its ABI version, kind, ID (no Blosc built-in ID 0–31; in 32–159 only Blosc2's name for it;
+// 160–255 free), name and functions. The name is copied; the functions must stay callable for
+// the life of the process. Returns 0, or a negative error code (see `strata_last_error`):
+// `STRATA_ERROR_PLUGIN_LOAD` when a check fails or the ID or name is taken.
+//
+// # Safety
+// `plugin` must be NULL or point to a `strata_plugin` (at least its `abi_version` and `size`
+// fields when they differ from this header's) with a NUL-terminated name, whose functions obey
+// the plugin ABI.
+int32_t strata_register_plugin(const strata_plugin *plugin);
+
+// Loads the plugin library at `path` (a NUL-terminated file name) and registers every codec
+// and filter it lists in the process registry. Returns how many were registered (0 when the
+// library was already loaded), or a negative error code: `STRATA_ERROR_PLUGIN_LOAD` when the
+// library does not load, is not a Strata plugin, a descriptor fails a check, or an ID is taken.
+// Nothing is registered on error.
+//
+// Libraries are also found without this call: the first use of an unregistered ID searches
+// `STRATA_PLUGIN_PATH`, `$HOME/.local/lib/strata/plugins` and `<prefix>/lib/strata/plugins`.
+//
+// # Safety
+// `path` must be NULL or a NUL-terminated string. Loading runs the library's initialisers.
+int32_t strata_load_plugin(const char *path);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -9,6 +9,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
+bash scripts/setup-build-deps.sh
 cargo build --release --workspace
 bash scripts/setup-venv.sh
 bash scripts/fetch-data.sh

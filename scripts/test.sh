@@ -3,7 +3,8 @@
 #   1. .venv from the pinned tests/interop/requirements.txt (scripts/setup-venv.sh; as root it
 #      installs Debian's python3-venv if Python lacks venv)
 #   2. the real climate grids into data/ (scripts/fetch-data.sh, Debian's ferret-datasets)
-#   3. cbindgen (pinned; tests/ffi_c.rs regenerates include/strata.h with it), then
+#   3. cmake and libclang for the ZFP plugin (scripts/setup-build-deps.sh; Debian's packages, as
+#      root), cbindgen (pinned; tests/ffi_c.rs regenerates include/strata.h with it), then
 #      cargo build --release --workspace and cargo test --workspace --release
 #   4. the interop suite against C-Blosc2 and Blosc1 (pytest tests/interop, STRATA_BIN set to
 #      the release binary)
@@ -23,6 +24,7 @@ bash scripts/setup-venv.sh
 stage "real data"
 bash scripts/fetch-data.sh
 stage "tools"
+bash scripts/setup-build-deps.sh
 cbindgen_version=0.29.2
 if [ "$(cbindgen --version 2>/dev/null)" != "cbindgen $cbindgen_version" ]; then
   cargo install cbindgen --version "$cbindgen_version" --locked

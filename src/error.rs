@@ -150,6 +150,34 @@ pub enum Error {
         /// The plugin ID.
         id: u8,
     },
+    /// No codec is registered under this ID and no plugin library provides it (code −7,
+    /// `BLOSC2_ERROR_CODEC_SUPPORT`, as [`Error::UnknownCodec`]).
+    #[error("unknown codec ID {id}: not built in, not registered, and no plugin provides it (searched {searched})")]
+    CodecNotFound {
+        /// The codec ID.
+        id: u8,
+        /// Every directory searched, and why each candidate library was rejected.
+        searched: String,
+    },
+    /// No filter is registered under this ID and no plugin library provides it (code −18,
+    /// `BLOSC2_ERROR_FILTER_PIPELINE`, as [`Error::UnknownFilter`]).
+    #[error("unknown filter ID {id}: not built in, not registered, and no plugin provides it (searched {searched})")]
+    FilterNotFound {
+        /// The filter ID.
+        id: u8,
+        /// Every directory searched, and why each candidate library was rejected.
+        searched: String,
+    },
+    /// A plugin could not be loaded or registered: the library does not open, lacks the entry
+    /// symbol, or a descriptor has the wrong ABI version, kind, ID or name (Strata code −1002).
+    /// Nothing from that library is registered.
+    #[error("plugin {source_name}: {message}")]
+    PluginLoad {
+        /// The library path, or the descriptor's name for in-process registration.
+        source_name: String,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 impl Error {
@@ -162,14 +190,16 @@ impl Error {
             Error::MemoryAlloc(_) => -4,
             Error::Truncated { .. } => -5,
             Error::DestinationTooSmall { .. } => -6,
-            Error::UnknownCodec { .. } => -7,
+            Error::UnknownCodec { .. } | Error::CodecNotFound { .. } => -7,
             Error::CodecParam(_) => -8,
             Error::CodecDict(_) => -9,
             Error::VersionSupport { .. } => -10,
             Error::InvalidHeader(_) => -11,
             Error::InvalidParam(_) => -12,
             Error::RunLength(_) => -17,
-            Error::UnknownFilter { .. } | Error::Filter { .. } => -18,
+            Error::UnknownFilter { .. } | Error::FilterNotFound { .. } | Error::Filter { .. } => {
+                -18
+            }
             Error::InvalidIndex(_) => -33,
             Error::MaxBufsizeExceeded { .. } => -35,
             Error::Frame { .. } => -11,
@@ -181,6 +211,8 @@ impl Error {
             Error::MetalayerNotFound { .. } => -34,
             Error::FrameSpecial(_) => -28,
             Error::PluginPanic { .. } => -1000,
+            // -1001 is STRATA_ERROR_PANIC (a panic caught at the C boundary, src/ffi).
+            Error::PluginLoad { .. } => -1002,
         }
     }
 

@@ -796,6 +796,7 @@ fn lz4_payload(data: &[u8]) -> Vec<u8> {
         blocksize: data.len(),
         nblock: 0,
         dict: None,
+        nd: None,
     };
     let mut buf = vec![0u8; 2 * data.len() + 64];
     let n = Lz4hc.compress(data, &mut buf, &ctx).unwrap();

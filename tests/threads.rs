@@ -12,7 +12,7 @@ use strata::scheduler::{Runtime, RuntimeConfig};
 fn field(n: usize) -> Vec<u8> {
     (0..n / 4)
         .flat_map(|i| (((i as f32) / 300.0).sin() * 100.0 + (i % 7) as f32).to_le_bytes())
-        .chain(std::iter::repeat_n(7u8, n % 4))
+        .chain(std::iter::repeat(7u8).take(n % 4))
         .collect()
 }
 
@@ -61,7 +61,10 @@ fn identical_bytes_for_1_2_and_n_threads() {
                             "codec {codec} filters {filters:?}: {nthreads} threads differ"
                         ),
                     }
-                    let dparams = DParams { nthreads };
+                    let dparams = DParams {
+                        nthreads,
+                        ..DParams::default()
+                    };
                     assert_eq!(decompress_vec_ctx(&ctx, &dparams, &out).unwrap(), data);
                     let mut back = vec![0u8; data.len() + 8];
                     assert_eq!(
@@ -157,15 +160,32 @@ fn buffers_bigger_than_a_chunk_split_into_parallel_chunks() {
             let refs: Vec<&[u8]> = chunks.iter().map(Vec::as_slice).collect();
             let mut back = vec![0u8; data.len()];
             assert_eq!(
-                decompress_chunks(&ctx, &DParams { nthreads }, &refs, &mut back).unwrap(),
+                decompress_chunks(
+                    &ctx,
+                    &DParams {
+                        nthreads,
+                        ..DParams::default()
+                    },
+                    &refs,
+                    &mut back
+                )
+                .unwrap(),
                 data.len()
             );
             assert_eq!(back, data);
             let mut short = vec![0u8; data.len() - 1];
             assert_eq!(
-                decompress_chunks(&ctx, &DParams { nthreads }, &refs, &mut short)
-                    .unwrap_err()
-                    .code(),
+                decompress_chunks(
+                    &ctx,
+                    &DParams {
+                        nthreads,
+                        ..DParams::default()
+                    },
+                    &refs,
+                    &mut short
+                )
+                .unwrap_err()
+                .code(),
                 -6
             );
         }

@@ -212,6 +212,7 @@ fn measure(cparams: &CParams, chunks: &[&[u8]], runs: usize, lossy: bool) -> Res
     let ctx = ChunkContext::global();
     let dparams = DParams {
         nthreads: cparams.nthreads,
+        ..DParams::default()
     };
     let mut compressed: Vec<Vec<u8>> = chunks
         .iter()

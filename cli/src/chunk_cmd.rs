@@ -1,7 +1,7 @@
 //! `strata chunk ...`: one Blosc2 chunk per file.
 
 use crate::input::read_input;
-use crate::options::{CompressOptions, Threads};
+use crate::options::{CompressOptions, NdArgs, Threads};
 use crate::usage_error;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
@@ -28,6 +28,8 @@ pub enum ChunkCommand {
     Decompress {
         #[command(flatten)]
         threads: Threads,
+        #[command(flatten)]
+        nd: NdArgs,
         /// The chunk file.
         input: PathBuf,
         /// Where to write the raw bytes.
@@ -45,6 +47,8 @@ pub enum ChunkCommand {
     Getitem {
         #[command(flatten)]
         threads: Threads,
+        #[command(flatten)]
+        nd: NdArgs,
         /// The chunk file.
         input: PathBuf,
         /// First item (items are typesize bytes, as the header stores it).
@@ -64,6 +68,8 @@ pub struct CompressArgs {
     #[command(flatten)]
     options: CompressOptions,
     #[command(flatten)]
+    nd: NdArgs,
+    #[command(flatten)]
     threads: Threads,
     /// Raw bytes, or a C-order .npy file.
     input: PathBuf,
@@ -80,12 +86,14 @@ pub fn run(cmd: ChunkCommand) -> Result<()> {
         ChunkCommand::Compress(args) => compress(&args),
         ChunkCommand::Decompress {
             threads,
+            nd,
             input,
             output,
         } => {
             let chunk = read(&input)?;
             let dparams = DParams {
                 nthreads: threads.nthreads,
+                nd: nd.meta()?,
             };
             let data = decompress_vec_ctx(&ChunkContext::global(), &dparams, &chunk)
                 .with_context(|| format!("cannot decompress {}", input.display()))?;
@@ -94,6 +102,7 @@ pub fn run(cmd: ChunkCommand) -> Result<()> {
         ChunkCommand::Info { input, json } => info(&input, json),
         ChunkCommand::Getitem {
             threads,
+            nd,
             input,
             start,
             nitems,
@@ -102,7 +111,9 @@ pub fn run(cmd: ChunkCommand) -> Result<()> {
             let chunk = read(&input)?;
             let context = || format!("cannot get items from {}", input.display());
             let ctx = ChunkContext::global();
-            let decoder = Decoder::new(ctx.registry, &chunk).with_context(context)?;
+            let decoder = Decoder::new(ctx.registry, &chunk)
+                .with_context(context)?
+                .with_nd(nd.meta()?);
             // A range beyond the chunk gets no buffer: the library reports it as an index error.
             let h = &decoder.header;
             let len = nitems
@@ -128,10 +139,11 @@ fn write(path: &Path, bytes: &[u8]) -> Result<()> {
 
 fn compress(args: &CompressArgs) -> Result<()> {
     let input = read_input(&args.input, MAX_BUFFERSIZE as u64)?;
-    let cparams = args
+    let mut cparams = args
         .options
         .cparams(input.typesize, args.threads.nthreads)
         .unwrap_or_else(|e| usage_error(e));
+    cparams.nd = args.nd.meta()?;
     let chunk = compress_vec(&cparams, &input.data)
         .with_context(|| format!("cannot compress {}", args.input.display()))?;
     write(&args.output, &chunk)
@@ -209,6 +221,10 @@ pub fn info(path: &Path, as_json: bool) -> Result<()> {
         })
         .collect();
     let split = !h.dont_split();
+    // Plugin codecs by their registered name (loading the plugin if it is in the search path).
+    let codec_name = registry
+        .codec(h.compcode)
+        .map_or_else(|_| h.codec_name(), |c| c.name().to_owned());
     let mut out = std::io::stdout().lock();
     if as_json {
         let filters: Vec<_> = filters
@@ -226,7 +242,7 @@ pub fn info(path: &Path, as_json: bool) -> Result<()> {
             "cbytes": h.cbytes,
             "blocksize": h.blocksize,
             "nblocks": h.nblocks(),
-            "codec": h.codec_name(),
+            "codec": codec_name,
             "codec_id": h.compcode,
             "codec_meta": h.compcode_meta,
             "filters": filters,
@@ -274,7 +290,7 @@ pub fn info(path: &Path, as_json: bool) -> Result<()> {
     writeln!(
         out,
         "codec:        {} (id {}, meta {})",
-        h.codec_name(),
+        codec_name,
         h.compcode,
         h.compcode_meta
     )?;

@@ -14,6 +14,7 @@ mod info_cmd;
 mod input;
 mod options;
 mod progress;
+mod plugins_cmd;
 mod system;
 
 use clap::{Parser, Subcommand};
@@ -48,6 +49,11 @@ enum Command {
     Chunk(chunk_cmd::ChunkCommand),
     /// Measure cratio and speed of a sweep of parameters over a file held in memory.
     Bench(bench::BenchArgs),
+    /// Codecs and filters: ID, name, and whether built in or the plugin library it came from.
+    ///
+    /// Loads every plugin library in the search path first: the directories of
+    /// STRATA_PLUGIN_PATH, ~/.local/lib/strata/plugins and <prefix>/lib/strata/plugins.
+    Plugins(plugins_cmd::PluginsArgs),
     /// Cores, worker threads, pinning, cache sizes, recommended chunk and block sizes, SIMD.
     ///
     /// Set STRATA_NTHREADS (or BLOSC_NTHREADS), STRATA_PIN=0 and STRATA_L1D / STRATA_L2 /
@@ -63,6 +69,7 @@ fn main() -> ExitCode {
         Command::Info { input, json } => info_cmd::run(&input, json),
         Command::Chunk(cmd) => chunk_cmd::run(cmd),
         Command::Bench(args) => bench::run(&args),
+        Command::Plugins(args) => plugins_cmd::run(&args),
         Command::System => system::run(),
     };
     match result {

@@ -4,7 +4,9 @@
 
 use anyhow::{anyhow, Result};
 use clap::{value_parser, ValueEnum};
+use std::sync::Arc;
 use strata::chunk::{CParams, SplitMode};
+use strata::format::b2nd::B2ndMeta;
 use strata::format::chunk::{filter_id, MAX_FILTERS};
 use strata::registry::Registry;
 
@@ -17,9 +19,19 @@ pub struct CodecChoice {
     pub name: String,
 }
 
-/// Parses a codec name (`blosclz`, `lz4`, `lz4hc`, `zlib`, `zstd`, or a registered plugin).
+/// Parses a codec name or ID (`blosclz`, `lz4`, `lz4hc`, `zlib`, `zstd`, a plugin's name such
+/// as `zfp_acc`, or `0`–`255`); plugins are loaded from the plugin search path when needed.
 pub fn parse_codec(s: &str) -> Result<CodecChoice, String> {
     let registry = Registry::global();
+    if let Ok(id) = s.parse::<u8>() {
+        return registry
+            .codec(id)
+            .map(|c| CodecChoice {
+                id,
+                name: c.name().to_owned(),
+            })
+            .map_err(|e| e.to_string());
+    }
     match registry.codec_by_name(s) {
         Ok(codec) => Ok(CodecChoice {
             id: codec.id(),
@@ -51,8 +63,8 @@ pub struct FilterSpec {
 }
 
 /// Parses `NAME[:META]`: `noshuffle`, `shuffle`, `bitshuffle`, `delta`, `trunc_prec[:BITS]`
-/// (BITS an int8: > 0 mantissa bits kept, < 0 bits zeroed), `bytedelta[:TYPESIZE]`, or any
-/// registered filter. META is 0–255, except for `trunc_prec`.
+/// (BITS an int8: > 0 mantissa bits kept, < 0 bits zeroed), `bytedelta[:TYPESIZE]`, any
+/// plugin filter by name, or a filter ID (`0`–`255`). META is 0–255, except for `trunc_prec`.
 pub fn parse_filter(s: &str) -> Result<FilterSpec, String> {
     let (name, meta) = match s.split_once(':') {
         Some((name, meta)) => (name, Some(meta)),
@@ -61,6 +73,11 @@ pub fn parse_filter(s: &str) -> Result<FilterSpec, String> {
     let registry = Registry::global();
     let id = if name == NOSHUFFLE {
         filter_id::NOFILTER
+    } else if let Ok(id) = name.parse::<u8>() {
+        if id != filter_id::NOFILTER {
+            registry.filter(id).map_err(|e| e.to_string())?;
+        }
+        id
     } else {
         registry.filter_by_name(name).map(|f| f.id()).map_err(|_| {
             let mut known = vec![NOSHUFFLE.to_owned()];
@@ -139,9 +156,13 @@ pub fn filter_slots(
 /// The compression flags every writing command shares; defaults are C-Blosc2's.
 #[derive(Debug, Clone, clap::Args)]
 pub struct CompressOptions {
-    /// Codec: blosclz, lz4, lz4hc, zlib, zstd, or a plugin's name.
+    /// Codec: blosclz, lz4, lz4hc, zlib, zstd, a plugin's name (zfp_acc...) or an ID.
     #[arg(long, default_value = "blosclz", value_parser = parse_codec)]
     pub codec: CodecChoice,
+    /// The codec meta byte, -128 to 255 (ZFP_ACC: error exponent; ZFP_PREC: precision offset;
+    /// ZFP_RATE: percent of the input size).
+    #[arg(long, default_value = "0", value_parser = parse_codec_meta, allow_hyphen_values = true)]
+    pub codec_meta: u8,
     /// Compression level, 0 (store raw) to 9.
     #[arg(long, default_value_t = 5, value_parser = value_parser!(u8).range(0..=9))]
     pub clevel: u8,
@@ -178,6 +199,7 @@ impl CompressOptions {
         let (filters, filters_meta) = filter_slots(&self.filters, typesize)?;
         Ok(CParams {
             codec: self.codec.id,
+            codec_meta: self.codec_meta,
             clevel: self.clevel,
             typesize,
             blocksize: self.blocksize,
@@ -210,6 +232,56 @@ pub fn parse_bytes(s: &str) -> Result<usize, String> {
         .and_then(|n| n.checked_mul(1usize << shift))
         .filter(|&n| n > 0)
         .ok_or_else(|| format!("{s:?}: not a positive size in bytes"))
+}
+
+/// Parses a codec meta byte: 0 to 255, or −128 to −1 for codecs whose meta is an int8 (ZFP_ACC's
+/// error exponent: −2 means 10^−2), stored as its two's-complement byte.
+pub fn parse_codec_meta(s: &str) -> Result<u8, String> {
+    match s.parse::<i16>() {
+        Ok(v @ -128..=-1) => Ok(v.to_le_bytes()[0]),
+        Ok(v @ 0..=255) => Ok(v.to_le_bytes()[0]),
+        _ => Err(format!("codec meta {s:?} is not -128 to 255")),
+    }
+}
+
+/// The N-d (b2nd) array a chunk belongs to, for codecs that need its blockshape (ZFP).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct NdArgs {
+    /// Shape of the N-d array the chunk belongs to, in elements, comma-separated (e.g.
+    /// 2161,4320); with --chunkshape and --blockshape it is handed to the codec, as the b2nd
+    /// metalayer is in a b2nd array. The chunk holds blocks of --blockshape in C order.
+    #[arg(long, value_delimiter = ',', requires_all = ["chunkshape", "blockshape"])]
+    pub shape: Vec<i64>,
+    /// Chunk shape of the N-d array, comma-separated.
+    #[arg(long, value_delimiter = ',', requires = "shape")]
+    pub chunkshape: Vec<i32>,
+    /// Block shape of the N-d array, comma-separated.
+    #[arg(long, value_delimiter = ',', requires = "shape")]
+    pub blockshape: Vec<i32>,
+    /// NumPy dtype of the N-d array (e.g. <f4); optional.
+    #[arg(long, requires = "shape")]
+    pub dtype: Option<String>,
+}
+
+impl NdArgs {
+    /// The b2nd metalayer these options describe, if any.
+    ///
+    /// # Errors
+    /// Shapes that disagree or are out of range.
+    pub fn meta(&self) -> Result<Option<Arc<B2ndMeta>>> {
+        if self.shape.is_empty() {
+            return Ok(None);
+        }
+        let meta = B2ndMeta {
+            shape: self.shape.clone(),
+            chunkshape: self.chunkshape.clone(),
+            blockshape: self.blockshape.clone(),
+            dtype_format: strata::format::b2nd::DTYPE_FORMAT_NUMPY,
+            dtype: self.dtype.clone(),
+        };
+        meta.validate()?;
+        Ok(Some(Arc::new(meta)))
+    }
 }
 
 /// `--nthreads`: threads (the caller's included) that work on the blocks of one chunk.
@@ -294,5 +366,19 @@ mod tests {
     fn codecs_by_name() {
         assert_eq!(parse_codec("zstd").unwrap().id, 5);
         assert!(parse_codec("snappy").unwrap_err().contains("blosclz"));
+    }
+
+    #[test]
+    fn codecs_and_filters_by_id() {
+        assert_eq!(parse_codec("5").unwrap().name, "zstd");
+        assert!(parse_codec("3").unwrap_err().contains("unknown codec ID 3"));
+        assert_eq!(spec("35:4").id, 35);
+        assert_eq!(spec("1").id, 1);
+        assert!(parse_filter("7")
+            .unwrap_err()
+            .contains("unknown filter ID 7"));
+        assert_eq!(parse_codec_meta("-2"), Ok(0xfe));
+        assert_eq!(parse_codec_meta("200"), Ok(200));
+        assert!(parse_codec_meta("256").is_err());
     }
 }

@@ -313,7 +313,7 @@ pub fn text(n: usize) -> Vec<u8> {
     let mut i = 0usize;
     while out.len() < n {
         out.extend_from_slice(words[(i * 7 + i / 3) % words.len()].as_bytes());
-        out.push(if i.is_multiple_of(11) { b'\n' } else { b' ' });
+        out.push(if i % 11 == 0 { b'\n' } else { b' ' });
         i += 1;
     }
     out.truncate(n);

@@ -234,6 +234,7 @@ fn filter_block<'b>(
             offset: range.start,
             version: VERSION_FORMAT_STABLE,
             dref: src,
+            nd: plan.cparams.nd.as_deref(),
         };
         if i == 0 {
             filter.forward(&src[range.clone()], &mut a[..len], &ctx)?;
@@ -387,6 +388,7 @@ fn compress_block(
         blocksize: plan.blocksize,
         nblock,
         dict,
+        nd: plan.cparams.nd.as_deref(),
     };
     let mut pos = 0;
     let mut all_zero_runs = true;

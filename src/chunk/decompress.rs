@@ -11,6 +11,7 @@ use super::{job_threads, Context, DParams};
 use crate::codecs::{Codec, CodecCtx};
 use crate::error::{Error, Result};
 use crate::filters::{Filter, FilterCtx};
+use crate::format::b2nd::B2ndMeta;
 use crate::format::chunk::{
     filter_id, ChunkHeader, SpecialType, B2FLAG_INSTR_CODEC, B2FLAG_LAZY, MAX_DICT_SIZE,
 };
@@ -45,7 +46,9 @@ pub fn decompress_ctx(
     src: &[u8],
     dst: &mut [u8],
 ) -> Result<usize> {
-    Decoder::new(ctx.registry, src)?.decompress_on(&ctx.runtime, dparams.nthreads, dst)
+    Decoder::new(ctx.registry, src)?
+        .with_nd(dparams.nd.clone())
+        .decompress_on(&ctx.runtime, dparams.nthreads, dst)
 }
 
 /// [`decompress`] into a new vector of `nbytes` bytes.
@@ -74,7 +77,7 @@ const WINDOW_BLOCKS_PER_THREAD: usize = 4;
 /// # Errors
 /// As [`decompress_vec`].
 pub fn decompress_vec_ctx(ctx: &Context<'_>, dparams: &DParams, src: &[u8]) -> Result<Vec<u8>> {
-    let d = Decoder::new(ctx.registry, src)?;
+    let d = Decoder::new(ctx.registry, src)?.with_nd(dparams.nd.clone());
     d.check_framing(0..d.header.nblocks())?;
     let n = d.header.nbytes;
     let mut out = Vec::new();
@@ -156,7 +159,9 @@ pub fn getitem_ctx(
     nitems: usize,
     dst: &mut [u8],
 ) -> Result<usize> {
-    Decoder::new(ctx.registry, src)?.getitem_on(&ctx.runtime, dparams.nthreads, start, nitems, dst)
+    Decoder::new(ctx.registry, src)?
+        .with_nd(dparams.nd.clone())
+        .getitem_on(&ctx.runtime, dparams.nthreads, start, nitems, dst)
 }
 
 /// A vector of `n` zero bytes, or [`Error::MemoryAlloc`].
@@ -180,6 +185,8 @@ pub struct Decoder<'a> {
     bstarts_at: usize,
     /// First byte where block data may start.
     data_start: usize,
+    /// The N-d array the chunk belongs to, for the codec and filters.
+    nd: Option<Arc<B2ndMeta>>,
 }
 
 impl std::fmt::Debug for Decoder<'_> {
@@ -226,6 +233,7 @@ impl<'a> Decoder<'a> {
             codec: None,
             filters: Vec::new(),
             dict: None,
+            nd: None,
         };
         let h = &d.header;
         if h.special != SpecialType::None {
@@ -290,6 +298,14 @@ impl<'a> Decoder<'a> {
             d.check_vl_bstarts()?;
         }
         Ok(d)
+    }
+
+    /// Passes the N-d array the chunk belongs to (its b2nd metalayer) to the codec and filters,
+    /// as [`DParams::nd`] does; ZFP chunks need it.
+    #[must_use]
+    pub fn with_nd(mut self, nd: Option<Arc<B2ndMeta>>) -> Self {
+        self.nd = nd;
+        self
     }
 
     fn check_special(&self) -> Result<()> {
@@ -603,6 +619,8 @@ impl<'a> Decoder<'a> {
                 piece.copy_from_slice(&block0[from..from + plen]);
             } else if plen == blen {
                 self.decode_block(nblock, &mut piece, &block0, scratch)?;
+            } else if self.decode_items(nblock, blen, from, &mut piece)? {
+                // The codec decoded just the items asked for (ZFP fixed-rate cells).
             } else {
                 buf.resize(blen, 0);
                 self.decode_block(nblock, &mut buf[..blen], &block0, scratch)?;
@@ -611,6 +629,51 @@ impl<'a> Decoder<'a> {
             Ok(())
         })?;
         Ok(len)
+    }
+
+    /// Asks the codec to decode only the bytes `[from, from + out.len())` of block `nblock`
+    /// (`blen` bytes) into `out` ([`Codec::decompress_items`]); false when that does not apply
+    /// (filters to undo, split streams, a stream that is not a codec payload, unaligned
+    /// items) or the codec declines, and the whole block must be decoded.
+    fn decode_items(
+        &self,
+        nblock: usize,
+        blen: usize,
+        from: usize,
+        out: &mut [u8],
+    ) -> Result<bool> {
+        let ts = self.header.typesize;
+        let undo = self
+            .filters
+            .iter()
+            .any(|(f, _)| f.id() != filter_id::TRUNC_PREC);
+        if undo || self.nstreams(blen) != 1 || from % ts != 0 || out.len() % ts != 0 {
+            return Ok(false);
+        }
+        let Some(codec) = self.codec.as_deref() else {
+            return Ok(false);
+        };
+        let (Stream::Codec(payload), _) = self.stream_at(self.bstart(nblock)?, blen)? else {
+            return Ok(false);
+        };
+        let ctx = CodecCtx {
+            clevel: 0,
+            meta: self.header.compcode_meta,
+            typesize: ts,
+            blocksize: self.header.blocksize,
+            nblock,
+            dict: self.dict,
+            nd: self.nd.as_deref(),
+        };
+        match codec.decompress_items(payload, out, from / ts, &ctx)? {
+            None => Ok(false),
+            Some(n) if n == out.len() => Ok(true),
+            Some(n) => Err(Error::Data(format!(
+                "block {nblock}: codec {} decoded {n} bytes of items, expected {}",
+                self.header.compcode,
+                out.len()
+            ))),
+        }
     }
 
     /// True when the chunk's filters include delta.
@@ -703,6 +766,7 @@ impl<'a> Decoder<'a> {
                 offset: nblock * self.header.blocksize,
                 version: self.header.version,
                 dref: block0,
+                nd: self.nd.as_deref(),
             };
             if k + 1 == nactive {
                 filter.backward(&a[..len], out, &ctx)?;
@@ -762,6 +826,7 @@ impl<'a> Decoder<'a> {
             blocksize: self.header.blocksize,
             nblock,
             dict: self.dict,
+            nd: self.nd.as_deref(),
         };
         for stream in out.chunks_exact_mut(neblock) {
             let (record, next) = self.stream_at(pos, neblock)?;
@@ -841,6 +906,7 @@ impl<'a> Decoder<'a> {
             blocksize: size,
             nblock,
             dict: self.dict,
+            nd: self.nd.as_deref(),
         };
         let n = codec.decompress(payload, out, &ctx)?;
         if n != size {
@@ -863,6 +929,7 @@ impl<'a> Decoder<'a> {
                 offset: at,
                 version: self.header.version,
                 dref: &[],
+                nd: self.nd.as_deref(),
             };
             scratch.copy_from_slice(out);
             filter.backward(&scratch, out, &ctx)?;

@@ -1,7 +1,9 @@
 //! Compression parameters of one chunk, as C-Blosc2's `blosc2_cparams`.
 
 use crate::error::{Error, Result};
+use crate::format::b2nd::B2ndMeta;
 use crate::format::chunk::{filter_id, MAX_BLOCKSIZE, MAX_FILTERS};
+use std::sync::Arc;
 
 /// How blocks are split into one stream per byte of the item (Blosc2 `BLOSC_*_SPLIT`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -64,6 +66,9 @@ pub struct CParams {
     /// default (`STRATA_NTHREADS`, `BLOSC_NTHREADS`, else one per core). The bytes written
     /// are the same for every value.
     pub nthreads: usize,
+    /// The N-d array (b2nd metalayer) the chunk belongs to, passed to the codec and filters;
+    /// `None` for plain data. ZFP codecs need it. It is not stored in the chunk.
+    pub nd: Option<Arc<B2ndMeta>>,
 }
 
 impl Default for CParams {
@@ -79,6 +84,7 @@ impl Default for CParams {
             filters_meta: [0; MAX_FILTERS],
             use_dict: false,
             nthreads: 0,
+            nd: None,
         }
     }
 }
@@ -88,7 +94,8 @@ impl CParams {
     ///
     /// # Errors
     /// [`Error::InvalidParam`] for clevel > 9, typesize 0 or > `BLOSC2_MAXTYPESIZE`, a
-    /// blocksize > `BLOSC2_MAXBLOCKSIZE`; [`Error::CodecDict`] for a dictionary with a codec
+    /// blocksize > `BLOSC2_MAXBLOCKSIZE`, a ZFP codec with shuffle or bitshuffle;
+    /// [`Error::CodecDict`] for a dictionary with a codec
     /// other than zstd.
     pub fn validate(&self) -> Result<()> {
         if self.clevel > 9 {
@@ -109,6 +116,17 @@ impl CParams {
                 self.blocksize
             )));
         }
+        if (ZFP_FIRST..=ZFP_LAST).contains(&self.codec)
+            && self
+                .filters
+                .iter()
+                .any(|&f| f == filter_id::SHUFFLE || f == filter_id::BITSHUFFLE)
+        {
+            return Err(Error::InvalidParam(format!(
+                "codec {} (ZFP) cannot follow shuffle or bitshuffle, as in C-Blosc2",
+                self.codec
+            )));
+        }
         if self.use_dict && self.codec != 5 {
             return Err(Error::CodecDict(format!(
                 "dictionaries need zstd (codec 5), not codec {}",
@@ -119,10 +137,18 @@ impl CParams {
     }
 }
 
+/// The ZFP codec IDs (FIXED_ACCURACY 33 to FIXED_RATE 35), which C-Blosc2 refuses to combine
+/// with shuffle or bitshuffle (`blosc2_create_cctx`).
+const ZFP_FIRST: u8 = 33;
+const ZFP_LAST: u8 = 35;
+
 /// Parameters for decompressing, as C-Blosc2's `blosc2_dparams`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DParams {
     /// Threads (the caller's included) that may decompress blocks at once; 0 = the runtime's
     /// default.
     pub nthreads: usize,
+    /// The N-d array (b2nd metalayer) the chunk belongs to, passed to the codec and filters
+    /// (C-Blosc2 codecs read it from `dparams->schunk`); `None` for plain data.
+    pub nd: Option<Arc<B2ndMeta>>,
 }

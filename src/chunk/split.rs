@@ -83,9 +83,12 @@ pub fn decompress_chunks(
     }
     let nthreads = job_threads(&ctx.runtime, dparams.nthreads, total);
     let inner = if chunks.len() >= 2 && nthreads >= 2 {
-        DParams { nthreads: 1 }
+        DParams {
+            nthreads: 1,
+            ..dparams.clone()
+        }
     } else {
-        *dparams
+        dparams.clone()
     };
     ctx.runtime.for_each_index(chunks.len(), nthreads, |i| {
         let mut out = outs[i]

@@ -31,7 +31,7 @@
 //!
 //! ```
 //! use strata::codecs::{Codec, CodecCtx, blosclz::Blosclz};
-//! let ctx = CodecCtx { clevel: 5, meta: 0, typesize: 1, blocksize: 10_000, nblock: 0, dict: None };
+//! let ctx = CodecCtx { clevel: 5, meta: 0, typesize: 1, blocksize: 10_000, nblock: 0, dict: None, nd: None };
 //! let src = b"BloscLZ: a round trip. ".repeat(435);
 //! let mut c = vec![0u8; src.len()];
 //! let n = Blosclz.compress(&src, &mut c, &ctx).unwrap();

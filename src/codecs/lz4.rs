@@ -12,7 +12,7 @@
 //!
 //! ```
 //! use strata::codecs::{Codec, CodecCtx, lz4::Lz4};
-//! let ctx = CodecCtx { clevel: 9, meta: 0, typesize: 1, blocksize: 4096, nblock: 0, dict: None };
+//! let ctx = CodecCtx { clevel: 9, meta: 0, typesize: 1, blocksize: 4096, nblock: 0, dict: None, nd: None };
 //! let src = vec![7u8; 4096];
 //! let mut c = vec![0u8; 4096];
 //! let n = Lz4.compress(&src, &mut c, &ctx).unwrap();

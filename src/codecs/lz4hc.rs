@@ -7,7 +7,7 @@
 //!
 //! ```
 //! use strata::codecs::{Codec, CodecCtx, lz4hc::Lz4hc};
-//! let ctx = CodecCtx { clevel: 9, meta: 0, typesize: 1, blocksize: 4096, nblock: 0, dict: None };
+//! let ctx = CodecCtx { clevel: 9, meta: 0, typesize: 1, blocksize: 4096, nblock: 0, dict: None, nd: None };
 //! let src: Vec<u8> = (0..4096u32).map(|i| (i % 17) as u8).collect();
 //! let mut c = vec![0u8; 4096];
 //! let n = Lz4hc.compress(&src, &mut c, &ctx).unwrap();

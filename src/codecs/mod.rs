@@ -12,6 +12,7 @@
 //! Format: c-blosc2 `include/blosc2.h` (`BLOSC_*` codec IDs and `BLOSC_*_FORMAT` codes).
 
 use crate::error::Result;
+use crate::format::b2nd::B2ndMeta;
 
 pub mod blosclz;
 pub mod lz4;
@@ -34,6 +35,10 @@ pub struct CodecCtx<'a> {
     pub nblock: usize,
     /// A zstd dictionary (the chunk's dict section), if the chunk has one.
     pub dict: Option<&'a [u8]>,
+    /// The N-d array the chunk belongs to (its b2nd metalayer), when the caller gave it
+    /// ([`crate::chunk::CParams::nd`], [`crate::chunk::DParams::nd`]); codecs such as ZFP need
+    /// its blockshape.
+    pub nd: Option<&'a B2ndMeta>,
 }
 
 /// A compression codec registered under a Blosc2 ID.
@@ -62,4 +67,20 @@ pub trait Codec: Send + Sync {
     /// # Errors
     /// [`crate::Error::Data`] when `src` is not a valid stream or does not fit in `dst`.
     fn decompress(&self, src: &[u8], dst: &mut [u8], ctx: &CodecCtx<'_>) -> Result<usize>;
+    /// Decompresses only the items `[start, start + dst.len() / typesize)` of an unsplit block
+    /// (item indices in the block, C order) into `dst`, decoding as little of `src` as it can
+    /// (ZFP's fixed-rate cells). `None` declines, and the pipeline decodes the whole block. The
+    /// default declines.
+    ///
+    /// # Errors
+    /// [`crate::Error::Data`] when `src` is not a valid stream.
+    fn decompress_items(
+        &self,
+        _src: &[u8],
+        _dst: &mut [u8],
+        _start: usize,
+        _ctx: &CodecCtx<'_>,
+    ) -> Result<Option<usize>> {
+        Ok(None)
+    }
 }

@@ -7,7 +7,7 @@
 //!
 //! ```
 //! use strata::codecs::{Codec, CodecCtx, zlib::Zlib};
-//! let ctx = CodecCtx { clevel: 5, meta: 0, typesize: 1, blocksize: 1000, nblock: 0, dict: None };
+//! let ctx = CodecCtx { clevel: 5, meta: 0, typesize: 1, blocksize: 1000, nblock: 0, dict: None, nd: None };
 //! let src = b"climate grids compress well, climate grids compress well".repeat(20);
 //! let mut c = vec![0u8; src.len()];
 //! let n = Zlib.compress(&src, &mut c, &ctx).unwrap();

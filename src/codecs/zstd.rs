@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use strata::codecs::{Codec, CodecCtx, zstd::Zstd};
-//! let ctx = CodecCtx { clevel: 5, meta: 0, typesize: 4, blocksize: 4000, nblock: 0, dict: None };
+//! let ctx = CodecCtx { clevel: 5, meta: 0, typesize: 4, blocksize: 4000, nblock: 0, dict: None, nd: None };
 //! let src: Vec<u8> = (0..1000u32).flat_map(|i| i.to_le_bytes()).collect();
 //! let mut c = vec![0u8; src.len()];
 //! let n = Zstd.compress(&src, &mut c, &ctx).unwrap();

@@ -78,6 +78,7 @@ impl strata_cparams {
             filters_meta: self.filters_meta,
             use_dict: self.use_dict != 0,
             nthreads: self.nthreads as usize,
+            nd: None,
         })
     }
 }

@@ -14,6 +14,7 @@ use std::cell::RefCell;
 use std::ffi::c_char;
 
 pub mod chunk;
+pub mod plugin;
 
 /// ABI version of `include/strata.h`; bumped on any incompatible change.
 pub const STRATA_ABI_VERSION: u32 = 1;

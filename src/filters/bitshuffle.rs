@@ -19,7 +19,7 @@
 //!
 //! ```
 //! use strata::filters::{Filter, FilterCtx, bitshuffle::Bitshuffle};
-//! let ctx = FilterCtx { typesize: 1, meta: 0, nblock: 0, offset: 0, version: 5, dref: &[] };
+//! let ctx = FilterCtx { typesize: 1, meta: 0, nblock: 0, offset: 0, version: 5, dref: &[], nd: None };
 //! // Eight bytes with only bit 0 set in element 3: row 0 gets 1 << 3.
 //! let src = [0u8, 0, 0, 1, 0, 0, 0, 0];
 //! let mut out = [0u8; 8];
@@ -89,6 +89,7 @@ mod tests {
             offset: 0,
             version,
             dref: &[],
+            nd: None,
         }
     }
 

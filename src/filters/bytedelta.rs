@@ -26,7 +26,7 @@
 //!
 //! ```
 //! use strata::filters::{Filter, FilterCtx, bytedelta::Bytedelta};
-//! let ctx = FilterCtx { typesize: 2, meta: 0, nblock: 0, offset: 0, version: 5, dref: &[] };
+//! let ctx = FilterCtx { typesize: 2, meta: 0, nblock: 0, offset: 0, version: 5, dref: &[], nd: None };
 //! // Two streams of 3 bytes: [10, 11, 13] and [200, 100, 0].
 //! let src = [10u8, 11, 13, 200, 100, 0];
 //! let mut out = [0u8; 6];
@@ -179,6 +179,7 @@ mod tests {
             offset: 0,
             version: 5,
             dref: &[],
+            nd: None,
         }
     }
 

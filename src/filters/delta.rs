@@ -30,7 +30,7 @@
 //! use strata::filters::{Filter, FilterCtx, delta::Delta};
 //! let chunk = [5u8, 7, 6, 6, 5, 6, 7, 8];
 //! // Block 0 (4 bytes, typesize 1): a running XOR.
-//! let ctx0 = FilterCtx { typesize: 1, meta: 0, nblock: 0, offset: 0, version: 5, dref: &chunk };
+//! let ctx0 = FilterCtx { typesize: 1, meta: 0, nblock: 0, offset: 0, version: 5, dref: &chunk, nd: None };
 //! let mut b0 = [0u8; 4];
 //! Delta.forward(&chunk[..4], &mut b0, &ctx0).unwrap();
 //! assert_eq!(b0, [5, 5 ^ 7, 7 ^ 6, 0]);
@@ -143,6 +143,7 @@ mod tests {
             offset: nblock * blocksize,
             version: 5,
             dref,
+            nd: None,
         }
     }
 

@@ -39,6 +39,9 @@ pub struct FilterCtx<'a> {
     /// The delta reference: when compressing, the whole raw chunk input; when
     /// decompressing, the already decoded block 0 (empty for block 0 itself).
     pub dref: &'a [u8],
+    /// The N-d array the chunk belongs to, when the caller gave it (see
+    /// [`crate::codecs::CodecCtx::nd`]); plugin filters receive its shapes.
+    pub nd: Option<&'a crate::format::b2nd::B2ndMeta>,
 }
 
 /// A filter registered under a Blosc2 ID.

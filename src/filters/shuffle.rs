@@ -15,7 +15,7 @@
 //!
 //! ```
 //! use strata::filters::{Filter, FilterCtx, shuffle::Shuffle};
-//! let ctx = FilterCtx { typesize: 4, meta: 0, nblock: 0, offset: 0, version: 5, dref: &[] };
+//! let ctx = FilterCtx { typesize: 4, meta: 0, nblock: 0, offset: 0, version: 5, dref: &[], nd: None };
 //! let src: Vec<u8> = (1..=3u32).flat_map(u32::to_le_bytes).collect();
 //! let mut out = vec![0u8; src.len()];
 //! Shuffle.forward(&src, &mut out, &ctx).unwrap();
@@ -106,6 +106,7 @@ mod tests {
             offset: 0,
             version: 5,
             dref: &[],
+            nd: None,
         }
     }
 

@@ -19,7 +19,7 @@
 //! ```
 //! use strata::filters::{Filter, FilterCtx, trunc_prec::TruncPrec};
 //! // Keep 10 of the 23 mantissa bits of a float32.
-//! let ctx = FilterCtx { typesize: 4, meta: 10, nblock: 0, offset: 0, version: 5, dref: &[] };
+//! let ctx = FilterCtx { typesize: 4, meta: 10, nblock: 0, offset: 0, version: 5, dref: &[], nd: None };
 //! let x = std::f32::consts::PI;
 //! let mut out = [0u8; 4];
 //! TruncPrec.forward(&x.to_le_bytes(), &mut out, &ctx).unwrap();
@@ -113,6 +113,7 @@ mod tests {
             offset: 0,
             version: 5,
             dref: &[],
+            nd: None,
         }
     }
 

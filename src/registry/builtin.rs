@@ -1,6 +1,7 @@
-//! Registration of the built-in codecs and filters, through the same calls a plugin uses.
+//! Registration of the built-in codecs and filters, into the same table plugins go to (without
+//! the ID-range check and the panic guard that programs' plugins get).
 
-use super::Registry;
+use super::{Origin, Registry};
 use crate::codecs::{blosclz::Blosclz, lz4::Lz4, lz4hc::Lz4hc, zlib::Zlib, zstd::Zstd};
 use crate::filters::{
     bitshuffle::Bitshuffle, bytedelta::Bytedelta, bytedelta::BytedeltaBuggy, delta::Delta,
@@ -21,7 +22,7 @@ pub(super) fn register_all(r: &Registry) {
         Arc::new(Zstd),
     ];
     for c in codecs {
-        r.register_codec(c)
+        r.insert_codec(c, Origin::Builtin)
             .expect("built-in codec IDs are distinct");
     }
     let filters: [Arc<dyn crate::filters::Filter>; 6] = [
@@ -33,7 +34,7 @@ pub(super) fn register_all(r: &Registry) {
         Arc::new(Bytedelta),
     ];
     for f in filters {
-        r.register_filter(f)
+        r.insert_filter(f, Origin::Builtin)
             .expect("built-in filter IDs are distinct");
     }
 }

@@ -160,6 +160,7 @@ fn cparams_from(h: &FrameHeader) -> CParams {
         filters_meta: h.filters_meta,
         use_dict: h.other_flags2 & 1 != 0,
         nthreads: 0,
+        nd: None,
     }
 }
 
@@ -228,7 +229,7 @@ impl SChunk {
             nthreads: opts.cparams.nthreads,
             ..s.cparams
         };
-        s.dparams = opts.dparams;
+        s.dparams = opts.dparams.clone();
         if opts.chunksize > 0 {
             s.chunksize_hint = opts.chunksize;
         }
@@ -334,7 +335,7 @@ impl SChunk {
                 nthreads: self.cparams.nthreads,
                 ..self.cparams.clone()
             },
-            dparams: self.dparams,
+            dparams: self.dparams.clone(),
             metalayers: self
                 .frame
                 .header()

@@ -299,6 +299,7 @@ mod golden {
                 offset: b * c.blocksize,
                 version: 5,
                 dref,
+                nd: None,
             };
             // Forward, block by block, against the expected output.
             for (b, (inp, want)) in c
@@ -403,6 +404,7 @@ fn filter_throughput() {
                 offset: len,
                 version: 5,
                 dref: &src,
+                nd: None,
             };
             let bwd = FilterCtx { dref: &src, ..fwd };
             let time = |g: &mut dyn FnMut()| {
