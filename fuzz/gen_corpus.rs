@@ -266,9 +266,12 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) {
 
 fn main() {
     let root = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "corpus".into()));
-    let (dd, gd) = (root.join("decompress"), root.join("getitem"));
-    for d in [&dd, &gd] {
+    let (dd, gd, fd) = (root.join("decompress"), root.join("getitem"), root.join("frame"));
+    for d in [&dd, &gd, &fd] {
         std::fs::create_dir_all(d).expect("creating the corpus directory");
+    }
+    for (name, f) in strata_fuzz::frames() {
+        write(&fd, &name, &f);
     }
     let chunks = chunks();
     for (name, c) in &chunks {

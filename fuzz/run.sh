@@ -2,7 +2,7 @@
 # Fuzz every target for N seconds each (default 30): `fuzz/run.sh [seconds]`.
 #
 # Installs cargo-fuzz if missing, regenerates the seed corpus (fuzz/corpus/, git-ignored) and
-# runs `decompress` and `getitem`. Crashes land in fuzz/artifacts/<target>/; minimize one with
+# runs `decompress`, `getitem` and `frame`. Crashes land in fuzz/artifacts/<target>/; minimize one with
 #   RUSTC_BOOTSTRAP=1 cargo fuzz tmin <target> <file>
 # and keep it under tests/data/fuzz-regressions/ as <target>-<name>.bin (tests/bad_input.rs
 # replays them). Extra libFuzzer flags can be passed in FUZZ_ARGS.
@@ -22,7 +22,7 @@ fi
 
 cargo run --quiet --release --example gen_corpus -- corpus
 
-targets=(decompress getitem)
+targets=(decompress getitem frame)
 cargo fuzz build
 
 status=0

@@ -5,7 +5,8 @@
 //!
 //! Layers, bottom up: [`format`] (byte layouts), [`codecs`] and [`filters`] (one module per
 //! Blosc2 ID), [`registry`] (ID → codec/filter), [`chunk`] (compress, decompress and getitem of
-//! one chunk).
+//! one chunk), [`frame`] (frames on a file, a directory or memory, written crash-safely) and
+//! [`schunk`] (the super-chunk: chunks, metalayers and vlmetalayers in a frame).
 //!
 //! ```
 //! use strata::chunk::{compress_vec, decompress_vec, CParams};

@@ -12,7 +12,7 @@ use strata::scheduler::{Runtime, RuntimeConfig};
 fn field(n: usize) -> Vec<u8> {
     (0..n / 4)
         .flat_map(|i| (((i as f32) / 300.0).sin() * 100.0 + (i % 7) as f32).to_le_bytes())
-        .chain(std::iter::repeat(7u8).take(n % 4))
+        .chain(std::iter::repeat_n(7u8, n % 4))
         .collect()
 }
 

@@ -313,7 +313,7 @@ pub fn text(n: usize) -> Vec<u8> {
     let mut i = 0usize;
     while out.len() < n {
         out.extend_from_slice(words[(i * 7 + i / 3) % words.len()].as_bytes());
-        out.push(if i % 11 == 0 { b'\n' } else { b' ' });
+        out.push(if i.is_multiple_of(11) { b'\n' } else { b' ' });
         i += 1;
     }
     out.truncate(n);
@@ -337,4 +337,122 @@ pub fn special(kind: u8, typesize: u8, nbytes: usize, value: &[u8]) -> Vec<u8> {
     c[31] = kind << 4;
     c.extend_from_slice(value);
     c
+}
+
+/// Most chunks a fuzzed frame may announce: its offsets index is allocated whole.
+pub const MAX_FRAME_CHUNKS: i64 = 1 << 16;
+
+/// `frame` fuzz target: opens the bytes as a contiguous frame (read-only, in memory) and reads
+/// everything it holds — metalayers, vlmetalayers, every chunk whole, compressed and in part —
+/// checking that the ways of reading a chunk agree and that errors are typed, never panics.
+pub fn check_frame(data: &[u8]) {
+    use strata::frame::{MemIo, OpenMode, SyncPolicy};
+    use strata::schunk::SChunk;
+    // A lying header may announce a huge index; the library allocates what the header says
+    // (bounded by BLOSC2_MAX_BUFFERSIZE), so keep the fuzzer's memory small.
+    if let Ok(h) = strata::format::frame::FrameHeader::parse_fixed(data) {
+        if h.chunksize > 0 && h.nbytes / i64::from(h.chunksize) > MAX_FRAME_CHUNKS {
+            return;
+        }
+    }
+    let io = MemIo::from_frame(data.to_vec());
+    let s = match SChunk::from_io(Box::new(io), OpenMode::Read, SyncPolicy::None) {
+        Ok(s) => s,
+        Err(e) => return check_frame_error(&e),
+    };
+    for name in s.meta_names() {
+        let _ = s.meta_value(name);
+    }
+    for name in s.vlmeta_names() {
+        if let Err(e) = s.vlmeta(name) {
+            check_frame_error(&e);
+        }
+    }
+    for n in 0..s.nchunks().min(64) {
+        let info = match s.chunk_info(n) {
+            Ok(i) => i,
+            Err(e) => {
+                check_frame_error(&e);
+                continue;
+            }
+        };
+        if info.nbytes > MAX_OUT {
+            continue;
+        }
+        let whole = s.decompress_chunk_vec(n);
+        let mut part = vec![0u8; info.nbytes / 2];
+        let lo = info.nbytes / 4;
+        let partial = s.decompress_range(n, lo..lo + part.len(), &mut part);
+        match (&whole, &partial) {
+            (Ok(w), Ok(_)) => assert_eq!(&w[lo..lo + part.len()], &part[..], "chunk {n}"),
+            (Err(e), _) | (_, Err(e)) => check_frame_error(e),
+        }
+    }
+}
+
+fn check_frame_error(e: &strata::Error) {
+    const FRAME_CODES: [i32; 8] = [-11, -13, -15, -24, -33, -34, -28, -12];
+    let code = e.code();
+    assert!(
+        KNOWN_CODES.contains(&code) || FRAME_CODES.contains(&code),
+        "unexpected error code {code}: {e}"
+    );
+    assert!(!e.to_string().is_empty());
+}
+
+/// Seed frames for the `frame` target: contiguous frames with stored, special and updated
+/// chunks, metalayers and vlmetalayers, made by the library.
+#[must_use]
+pub fn frames() -> Vec<(String, Vec<u8>)> {
+    use strata::chunk::{special_chunk, CParams};
+    use strata::format::chunk::SpecialType;
+    use strata::schunk::{SChunk, SChunkOptions};
+    let mut out = Vec::new();
+    for (codec, filters) in [
+        (0u8, [0, 0, 0, 0, 0, 1]),
+        (1, [0, 0, 0, 0, 3, 1]),
+        (5, [0, 0, 0, 0, 0, 2]),
+    ] {
+        let cparams = CParams {
+            typesize: 4,
+            codec,
+            filters,
+            blocksize: 1024,
+            nthreads: 1,
+            ..CParams::default()
+        };
+        let o = SChunkOptions {
+            cparams: cparams.clone(),
+            metalayers: vec![(
+                "b2nd".into(),
+                vec![0x97, 0, 1, 0x91, 0xd3, 0, 0, 0, 0, 0, 0, 0x27, 0x10],
+            )],
+            chunksize: 4096,
+            ..SChunkOptions::default()
+        };
+        let mut s = SChunk::new(&o).expect("schunk");
+        let data = field(4 * 4096, 4);
+        s.append_data(&data[..4096 * 3]).expect("append");
+        s.append_chunk(&special_chunk(&cparams, SpecialType::Zero, 4096, &[]).expect("zeros"))
+            .expect("append zeros");
+        s.update_buffer(1, &text(4096)).expect("update");
+        s.append_buffer(&data[..1000]).expect("append short");
+        s.vlmeta_set("vl", b"\xa5hello", None).expect("vlmeta");
+        out.push((
+            format!("frame-codec{codec}"),
+            s.to_cframe().expect("cframe"),
+        ));
+    }
+    let mut s = SChunk::new(&SChunkOptions {
+        cparams: CParams {
+            typesize: 8,
+            ..CParams::default()
+        },
+        ..SChunkOptions::default()
+    })
+    .expect("schunk");
+    s.fill_special(5000, SpecialType::Nan, 8 * 512)
+        .expect("fill");
+    out.push(("frame-fill-nan".into(), s.to_cframe().expect("cframe")));
+    out
 }

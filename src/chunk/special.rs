@@ -34,14 +34,16 @@ pub fn special_chunk(
     value: &[u8],
 ) -> Result<Vec<u8>> {
     let ts = cparams.typesize;
-    if ts == 0 || nbytes % ts != 0 || nbytes > MAX_BUFFERSIZE {
+    if ts == 0 || !nbytes.is_multiple_of(ts) || nbytes > MAX_BUFFERSIZE {
         return Err(Error::InvalidParam(format!(
             "special chunk of {nbytes} bytes with typesize {ts}"
         )));
     }
     let extra = match kind {
         SpecialType::None => {
-            return Err(Error::InvalidParam("a special chunk needs a special kind".into()))
+            return Err(Error::InvalidParam(
+                "a special chunk needs a special kind".into(),
+            ))
         }
         SpecialType::Value if value.len() != ts => {
             return Err(Error::InvalidParam(format!(

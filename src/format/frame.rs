@@ -14,6 +14,7 @@
 //! ```
 //! use strata::format::frame::{FrameHeader, Metalayer, Trailer};
 //! let mut h = FrameHeader::new(4);
+//! h.frame_len = 149;
 //! h.metalayers.push(Metalayer { name: "abc".into(), content: vec![0x93, 1, 2] });
 //! let bytes = h.to_bytes();
 //! assert_eq!(bytes.len(), 114);
@@ -250,7 +251,9 @@ impl FrameHeader {
             )));
         }
         if typesize <= 0 {
-            return Err(Error::header(format!("typesize {typesize} is not positive")));
+            return Err(Error::header(format!(
+                "typesize {typesize} is not positive"
+            )));
         }
         if nbytes < 0 || cbytes < 0 {
             return Err(Error::header(format!(
@@ -523,7 +526,9 @@ impl Trailer {
         r.marker(0x94, "trailer array")?;
         let version = r.u8("trailer version")?;
         if version > 0x7f {
-            return Err(Error::header(format!("trailer version byte {version:#04x}")));
+            return Err(Error::header(format!(
+                "trailer version byte {version:#04x}"
+            )));
         }
         let vlmetalayers = parse_layers(src, 2, 0, "vlmetalayer")?;
         let mut t = Reader::at(src, src.len() - 18);
@@ -579,7 +584,9 @@ pub fn decode_offset(v: i64) -> Result<ChunkLoc> {
     } else if u & (2 << 56) != 0 {
         SpecialType::Nan
     } else {
-        return Err(Error::header(format!("offset entry {u:#018x} is no special kind")));
+        return Err(Error::header(format!(
+            "offset entry {u:#018x} is no special kind"
+        )));
     };
     Ok(ChunkLoc::Special(kind))
 }
@@ -641,8 +648,14 @@ mod tests {
         };
         let b = t.to_bytes();
         assert_eq!(b.len(), 82);
-        assert_eq!(&b[..20], &unhex("9401 93cd000e de0001 a2766c d200000014 dc0001 c6")[..20]);
-        assert_eq!(Trailer::len_from_tail(&b[b.len() - 25..], 1000).unwrap(), 82);
+        assert_eq!(
+            &b[..20],
+            &unhex("9401 93cd000e de0001 a2766c d200000014 dc0001 c6")[..20]
+        );
+        assert_eq!(
+            Trailer::len_from_tail(&b[b.len() - 25..], 1000).unwrap(),
+            82
+        );
         assert_eq!(Trailer::parse(&b).unwrap(), t);
     }
 
@@ -654,7 +667,10 @@ mod tests {
         }
         let mut b = bytes.clone();
         b[2] = b'x';
-        assert!(FrameHeader::parse(&b).unwrap_err().to_string().contains("magic"));
+        assert!(FrameHeader::parse(&b)
+            .unwrap_err()
+            .to_string()
+            .contains("magic"));
         let mut b = bytes.clone();
         b[106] = 0x7f; // metalayer offset far past the header
         assert!(FrameHeader::parse(&b).is_err());
@@ -665,7 +681,10 @@ mod tests {
 
     #[test]
     fn special_offsets() {
-        assert_eq!(encode_special(SpecialType::Zero).unwrap() as u64, 0x8100_0000_0000_0000);
+        assert_eq!(
+            encode_special(SpecialType::Zero).unwrap() as u64,
+            0x8100_0000_0000_0000
+        );
         for k in [SpecialType::Zero, SpecialType::Nan, SpecialType::Uninit] {
             assert_eq!(
                 decode_offset(encode_special(k).unwrap()).unwrap(),

@@ -377,7 +377,8 @@ impl FrameIo for DirIo {
 
     fn set_len(&mut self, obj: Obj, len: u64) -> Result<()> {
         let (path, f) = self.open_file(obj, true)?;
-        f.set_len(len).map_err(|e| io_err(&path, IoOp::Truncate, &e))
+        f.set_len(len)
+            .map_err(|e| io_err(&path, IoOp::Truncate, &e))
     }
 
     fn sync(&mut self, obj: Obj) -> Result<()> {

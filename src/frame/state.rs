@@ -34,13 +34,19 @@ fn offsets_cparams() -> CParams {
     }
 }
 
-/// The offsets chunk of `offsets` (empty when there is none).
-fn encode_offsets(offsets: &[i64]) -> Result<Vec<u8>> {
+/// The offsets chunk of `offsets` (empty when there is none), compressed into room for
+/// `room` more entries than it holds: C-Blosc2's delete compresses the shortened index into
+/// the buffer of the longer one, so its compressed output may exceed the raw size there, where
+/// elsewhere it would be stored raw.
+fn encode_offsets(offsets: &[i64], room: usize) -> Result<Vec<u8>> {
     if offsets.is_empty() {
         return Ok(Vec::new());
     }
     let raw: Vec<u8> = offsets.iter().flat_map(|v| v.to_le_bytes()).collect();
-    crate::chunk::compress_vec(&offsets_cparams(), &raw)
+    let mut out = vec![0u8; crate::chunk::max_compressed_len(raw.len() + 8 * room)];
+    let n = crate::chunk::compress(&offsets_cparams(), &raw, &mut out)?;
+    out.truncate(n);
+    Ok(out)
 }
 
 /// A chunk handed to a mutation, checked.
@@ -103,6 +109,8 @@ struct Plan<'a> {
     pieces: Vec<Piece<'a>>,
     /// The new index; `None` keeps the stored offsets chunk as it is.
     offsets: Option<Vec<i64>>,
+    /// Extra entries of room when compressing the index (1 for delete, as C-Blosc2).
+    room: usize,
     header: FrameHeader,
     trailer: Trailer,
 }
@@ -263,8 +271,10 @@ impl Frame {
             }
             cs => return Err(Error::header(format!("chunksize {cs} with data"))),
         };
-        if n.checked_mul(8).is_none_or(|b| b > MAX_BUFFERSIZE as u64) {
-            return Err(Error::header(format!("{n} chunks exceed the offsets index limit")));
+        if !matches!(n.checked_mul(8), Some(b) if b <= MAX_BUFFERSIZE as u64) {
+            return Err(Error::header(format!(
+                "{n} chunks exceed the offsets index limit"
+            )));
         }
         Ok(n as usize)
     }
@@ -311,13 +321,14 @@ impl Frame {
             .collect();
         for (i, &v) in offsets.iter().enumerate() {
             match decode_offset(v)? {
-                ChunkLoc::Stored(o) if kind == FrameType::Contiguous => {
-                    if o + EXTENDED_HEADER_LENGTH as u64 > h.cbytes as u64 {
-                        return Err(Error::header(format!(
-                            "chunk {i} at offset {o} lies outside the {}-byte data section",
-                            h.cbytes
-                        )));
-                    }
+                ChunkLoc::Stored(o)
+                    if kind == FrameType::Contiguous
+                        && o + EXTENDED_HEADER_LENGTH as u64 > h.cbytes as u64 =>
+                {
+                    return Err(Error::header(format!(
+                        "chunk {i} at offset {o} lies outside the {}-byte data section",
+                        h.cbytes
+                    )));
                 }
                 ChunkLoc::Special(_) if h.chunksize == 0 => {
                     return Err(Error::header(format!(
@@ -338,6 +349,12 @@ impl Frame {
     /// The committed header.
     pub fn header(&self) -> &FrameHeader {
         &self.header
+    }
+
+    /// Sets the informational thread counts that the next commit writes into the header.
+    pub fn set_header_nthreads(&mut self, compress: i16, decompress: i16) {
+        self.header.nthreads_c = compress;
+        self.header.nthreads_d = decompress;
     }
 
     /// The vlmetalayers.
@@ -375,7 +392,9 @@ impl Frame {
 
     /// The uncompressed size of chunk `n` as the header implies it (fixed chunksize).
     fn fixed_nbytes(&self, n: usize) -> Option<usize> {
-        let cs = usize::try_from(self.header.chunksize).ok().filter(|&c| c > 0)?;
+        let cs = usize::try_from(self.header.chunksize)
+            .ok()
+            .filter(|&c| c > 0)?;
         let total = self.header.nbytes as u64;
         let start = n as u64 * cs as u64;
         Some((total.saturating_sub(start)).min(cs as u64) as usize)
@@ -434,20 +453,36 @@ impl Frame {
             .filter(|&c| c >= EXTENDED_HEADER_LENGTH && c as u64 <= room)
             .ok_or_else(|| Error::Frame {
                 path,
-                what: format!(
-                    "chunk at byte {pos} claims {cb} bytes, {room} are available to it"
-                ),
+                what: format!("chunk at byte {pos} claims {cb} bytes, {room} are available to it"),
             })?;
         Ok((h, cb))
+    }
+
+    /// The header of chunk `n` (32 bytes read for a stored chunk); `cbytes` is the stored
+    /// size (32 for a special chunk rebuilt).
+    pub fn chunk_header(&self, n: usize) -> Result<ChunkHeader> {
+        match self.chunk_loc(n)? {
+            ChunkLoc::Special(_) => ChunkHeader::parse(&self.read_chunk(n)?),
+            ChunkLoc::Stored(off) => {
+                let (obj, pos, room) = self.stored_at(off)?;
+                let (h32, cb) = self.stored_header(obj, pos, room)?;
+                let mut probe = h32;
+                probe[12..16].copy_from_slice(&(EXTENDED_HEADER_LENGTH as i32).to_le_bytes());
+                let mut h =
+                    ChunkHeader::parse(&probe).map_err(|e| e.in_frame(&self.io.path(obj)))?;
+                h.cbytes = cb;
+                Ok(h)
+            }
+        }
     }
 
     /// The compressed chunk `n` (a special chunk is rebuilt as a 32-byte chunk).
     pub fn read_chunk(&self, n: usize) -> Result<Vec<u8>> {
         match self.chunk_loc(n)? {
             ChunkLoc::Special(kind) => {
-                let nb = self.fixed_nbytes(n).ok_or_else(|| {
-                    Error::header("special chunk in a variable-chunksize frame")
-                })?;
+                let nb = self
+                    .fixed_nbytes(n)
+                    .ok_or_else(|| Error::header("special chunk in a variable-chunksize frame"))?;
                 special_chunk(&self.special_cparams(), kind, nb, &[])
                     .map_err(|e| Error::header(e).in_frame(&self.path()))
             }
@@ -584,11 +619,7 @@ impl Frame {
         let mut new_starts = vec![data_start; nblocks];
         for &b in needed.iter().filter(|&&b| b < nblocks) {
             let s = starts[b];
-            let end = sorted
-                .iter()
-                .copied()
-                .find(|&x| x > s)
-                .unwrap_or(cb);
+            let end = sorted.iter().copied().find(|&x| x > s).unwrap_or(cb);
             new_starts[b] = image.len();
             let at = image.len();
             image.resize(at + (end - s), 0);
@@ -648,9 +679,8 @@ impl Frame {
     /// `chunksize` bytes (C-Blosc2 2.x rule).
     fn append_chunksize(&self, chunks: &[NewChunk<'_>], err: fn(String) -> Error) -> Result<i32> {
         let mut cs = self.header.chunksize;
-        let mut n = self.nchunks();
         let mut last = self.last_nbytes();
-        for c in chunks {
+        for (n, c) in (self.nchunks()..).zip(chunks) {
             if n == 0 || cs <= 0 {
                 cs = i32::try_from(c.nbytes).map_err(|_| err("chunk too large".into()))?;
             } else {
@@ -668,7 +698,6 @@ impl Frame {
                     )));
                 }
             }
-            n += 1;
             last = c.nbytes;
         }
         Ok(cs)
@@ -745,6 +774,7 @@ impl Frame {
                     p: self.header.header_len as u64 + c0,
                     pieces,
                     offsets: Some(offsets),
+                    room: 0,
                     header,
                     trailer,
                 })
@@ -765,7 +795,7 @@ impl Frame {
                 }
                 let mut offsets = self.offsets.clone();
                 offsets.splice(n..n, entries);
-                self.commit_sparse(&files, offsets, header, self.trailer.clone(), None)
+                self.commit_sparse(&files, offsets, header, self.trailer.clone(), None, 0)
             }
         }
     }
@@ -816,7 +846,11 @@ impl Frame {
                         let (obj, pos, room) = self.stored_at(o)?;
                         let (_, ocb) = self.stored_header(obj, pos, room)?;
                         // C-Blosc2 counts an old chunk of exactly 32 bytes as 0.
-                        let ocb = if ocb == EXTENDED_HEADER_LENGTH { 0 } else { ocb as u64 };
+                        let ocb = if ocb == EXTENDED_HEADER_LENGTH {
+                            0
+                        } else {
+                            ocb as u64
+                        };
                         let new_len = chunk.stored_len();
                         let delta = new_len as i64 - ocb as i64;
                         let mut pieces = Vec::new();
@@ -846,6 +880,7 @@ impl Frame {
                     p,
                     pieces,
                     offsets: Some(offsets),
+                    room: 0,
                     header,
                     trailer,
                 })
@@ -869,7 +904,7 @@ impl Frame {
                     ChunkLoc::Stored(id) => Some(id),
                     ChunkLoc::Special(_) => None,
                 };
-                self.commit_sparse(&files, offsets, header, self.trailer.clone(), remove)
+                self.commit_sparse(&files, offsets, header, self.trailer.clone(), remove, 0)
             }
         }
     }
@@ -898,6 +933,7 @@ impl Frame {
                     p: self.header.header_len as u64 + self.data_len(),
                     pieces: Vec::new(),
                     offsets: Some(offsets),
+                    room: 1,
                     header,
                     trailer,
                 })
@@ -910,7 +946,7 @@ impl Frame {
                     }
                     ChunkLoc::Special(_) => None,
                 };
-                self.commit_sparse(&[], offsets, header, self.trailer.clone(), remove)
+                self.commit_sparse(&[], offsets, header, self.trailer.clone(), remove, 1)
             }
         }
     }
@@ -929,12 +965,13 @@ impl Frame {
                 p: self.header.header_len as u64 + self.data_len(),
                 pieces: Vec::new(),
                 offsets: None,
+                room: 0,
                 header,
                 trailer,
             }),
             FrameType::Sparse => {
                 let offsets = self.offsets.clone();
-                self.commit_sparse(&[], offsets, header, trailer, None)
+                self.commit_sparse(&[], offsets, header, trailer, None, 0)
             }
         }
     }
@@ -956,10 +993,11 @@ impl Frame {
                 p: self.header.header_len as u64,
                 pieces: Vec::new(),
                 offsets: Some(Vec::new()),
+                room: 0,
                 header,
                 trailer,
             }),
-            FrameType::Sparse => self.commit_sparse(&[], Vec::new(), header, trailer, None),
+            FrameType::Sparse => self.commit_sparse(&[], Vec::new(), header, trailer, None, 0),
         }
     }
 
@@ -1122,16 +1160,18 @@ impl Frame {
 
     /// Commits a change of a contiguous frame (see the module docs for the protocol).
     fn commit_contiguous(&mut self, plan: Plan<'_>) -> Result<()> {
+        let room = plan.room;
         let Plan {
             p,
             pieces,
             offsets,
             mut header,
             trailer,
+            ..
         } = plan;
         let (offsets, off_chunk) = match offsets {
             Some(v) => {
-                let c = encode_offsets(&v)?;
+                let c = encode_offsets(&v, room)?;
                 (v, c)
             }
             None => (self.offsets.clone(), self.offsets_chunk.clone()),
@@ -1148,7 +1188,9 @@ impl Frame {
         if offsets.is_empty() {
             header.cbytes = 0;
         }
-        if self.offsets.is_empty() || offsets.is_empty() || header.header_len != self.header.header_len
+        if self.offsets.is_empty()
+            || offsets.is_empty()
+            || header.header_len != self.header.header_len
         {
             // Empty before or after, or a new header length: the whole frame is small (or
             // only new chunks); replace it atomically.
@@ -1157,7 +1199,9 @@ impl Frame {
                 match pc {
                     Piece::New(b) => parts.push(b),
                     Piece::Old { .. } => {
-                        return Err(Error::InvalidParam("internal: old bytes in a replace".into()))
+                        return Err(Error::InvalidParam(
+                            "internal: old bytes in a replace".into(),
+                        ))
                     }
                 }
             }
@@ -1191,7 +1235,7 @@ impl Frame {
                 .iter()
                 .map(|&v| if v >= rel_p { v + shift } else { v })
                 .collect();
-            encode_offsets(&shifted)?
+            encode_offsets(&shifted, 0)?
         } else {
             self.offsets_chunk.clone()
         };
@@ -1244,6 +1288,7 @@ impl Frame {
         mut header: FrameHeader,
         trailer: Trailer,
         remove: Option<u64>,
+        room: usize,
     ) -> Result<()> {
         let durable = self.durable();
         for &(id, bytes) in files {
@@ -1255,7 +1300,7 @@ impl Frame {
             header.cbytes = 0;
         }
         header.has_vlmetalayers = !trailer.vlmetalayers.is_empty();
-        let off_chunk = encode_offsets(&offsets)?;
+        let off_chunk = encode_offsets(&offsets, room)?;
         let tbytes = trailer.to_bytes();
         frame_parts(&mut header, 0, &off_chunk, &tbytes);
         let hb = header.to_bytes();

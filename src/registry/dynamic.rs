@@ -802,7 +802,7 @@ impl Codec for Plugin {
         else {
             return Ok(None);
         };
-        if ctx.typesize == 0 || dst.len() % ctx.typesize != 0 {
+        if ctx.typesize == 0 || !dst.len().is_multiple_of(ctx.typesize) {
             return Ok(None);
         }
         let nitems = dst.len() / ctx.typesize;

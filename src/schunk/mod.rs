@@ -55,7 +55,7 @@ pub enum Location {
 }
 
 /// How a new super-chunk is made.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SChunkOptions {
     /// Compression parameters of the chunks that [`SChunk::append_buffer`] and
     /// [`SChunk::append_data`] make; stored in the frame header.
@@ -71,19 +71,6 @@ pub struct SChunkOptions {
     pub sync: SyncPolicy,
     /// Replace an existing file or directory.
     pub overwrite: bool,
-}
-
-impl Default for SChunkOptions {
-    fn default() -> Self {
-        SChunkOptions {
-            cparams: CParams::default(),
-            dparams: DParams::default(),
-            metalayers: Vec::new(),
-            chunksize: 0,
-            sync: SyncPolicy::default(),
-            overwrite: false,
-        }
-    }
 }
 
 /// What the index says about one chunk.
@@ -117,7 +104,11 @@ impl std::fmt::Debug for SChunk {
 }
 
 /// The header fields that `cparams` set.
-fn header_from(cparams: &CParams, dparams: &DParams, runtime_threads: usize) -> Result<FrameHeader> {
+fn header_from(
+    cparams: &CParams,
+    dparams: &DParams,
+    runtime_threads: usize,
+) -> Result<FrameHeader> {
     cparams.validate()?;
     let typesize = i32::try_from(cparams.typesize)
         .map_err(|_| Error::InvalidParam(format!("typesize {}", cparams.typesize)))?;
@@ -140,7 +131,8 @@ fn header_from(cparams: &CParams, dparams: &DParams, runtime_threads: usize) -> 
 fn compress_ctx_vec(ctx: &Context<'_>, cparams: &CParams, data: &[u8]) -> Result<Vec<u8>> {
     let cap = crate::chunk::max_compressed_len(data.len());
     let mut out = Vec::new();
-    out.try_reserve_exact(cap).map_err(|_| Error::MemoryAlloc(cap))?;
+    out.try_reserve_exact(cap)
+        .map_err(|_| Error::MemoryAlloc(cap))?;
     out.resize(cap, 0);
     let n = crate::chunk::compress_ctx(ctx, cparams, data, &mut out)?;
     out.truncate(n);
@@ -206,7 +198,9 @@ impl SChunk {
         for (i, (name, content)) in opts.metalayers.iter().enumerate() {
             check_name(name)?;
             if opts.metalayers[..i].iter().any(|(n, _)| n == name) {
-                return Err(Error::InvalidParam(format!("metalayer {name:?} given twice")));
+                return Err(Error::InvalidParam(format!(
+                    "metalayer {name:?} given twice"
+                )));
             }
             header.metalayers.push(Metalayer {
                 name: name.clone(),
@@ -280,8 +274,12 @@ impl SChunk {
     /// # Errors
     /// As [`SChunk::open_with`].
     pub fn from_io(io: Box<dyn FrameIo>, mode: OpenMode, sync: SyncPolicy) -> Result<SChunk> {
-        let frame = Frame::open(io, mode != OpenMode::Read, sync)?;
-        Ok(Self::wrap(frame, mode, Context::global()))
+        let mut frame = Frame::open(io, mode != OpenMode::Read, sync)?;
+        let ctx = Context::global();
+        // As C-Blosc2: a reopened frame records the process's default thread count.
+        let nt = i16::try_from(ctx.runtime.nthreads()).unwrap_or(i16::MAX);
+        frame.set_header_nthreads(nt, nt);
+        Ok(Self::wrap(frame, mode, ctx))
     }
 
     /// A super-chunk over a copy of the contiguous frame `bytes`, in memory, read-write;
@@ -315,8 +313,14 @@ impl SChunk {
     /// [`Error::Io`] / [`Error::Frame`] when the store cannot be read.
     pub fn to_cframe(&self) -> Result<Vec<u8>> {
         if self.frame.kind() == FrameType::Contiguous {
-            let mut out = vec![0u8; usize::try_from(self.frame.frame_len()).map_err(|_| Error::MemoryAlloc(usize::MAX))?];
-            self.frame.io().read_at(crate::frame::Obj::Frame, 0, &mut out)?;
+            let mut out = vec![
+                0u8;
+                usize::try_from(self.frame.frame_len())
+                    .map_err(|_| Error::MemoryAlloc(usize::MAX))?
+            ];
+            self.frame
+                .io()
+                .read_at(crate::frame::Obj::Frame, 0, &mut out)?;
             return Ok(out);
         }
         self.copy_to(&Location::Memory, &SChunkOptions::default())?
@@ -359,14 +363,17 @@ impl SChunk {
             out.frame.set_header(nh)?;
         }
         if !self.frame.vlmetalayers().is_empty() {
-            out.frame.set_vlmetalayers(self.frame.vlmetalayers().to_vec())?;
+            out.frame
+                .set_vlmetalayers(self.frame.vlmetalayers().to_vec())?;
         }
         const BATCH: usize = 64;
         let n = self.nchunks();
         let mut i = 0;
         while i < n {
             let end = (i + BATCH).min(n);
-            let chunks = (i..end).map(|k| self.chunk(k)).collect::<Result<Vec<_>>>()?;
+            let chunks = (i..end)
+                .map(|k| self.chunk(k))
+                .collect::<Result<Vec<_>>>()?;
             let refs: Vec<&[u8]> = chunks.iter().map(Vec::as_slice).collect();
             out.append_chunks(&refs)?;
             i = end;
@@ -434,6 +441,9 @@ impl SChunk {
     pub fn set_nthreads(&mut self, compress: usize, decompress: usize) {
         self.cparams.nthreads = compress;
         self.dparams.nthreads = decompress;
+        let rt = self.ctx.runtime.nthreads();
+        let nt = |n: usize| i16::try_from(if n == 0 { rt } else { n }).unwrap_or(i16::MAX);
+        self.frame.set_header_nthreads(nt(compress), nt(decompress));
     }
 
     /// The frame header as committed.
@@ -587,19 +597,32 @@ impl SChunk {
     /// [`Error::FrameSpecial`] when the super-chunk is not empty or the index would be too
     /// large; [`Error::InvalidParam`] for a chunksize that is not a positive multiple of the
     /// typesize (up to `BLOSC2_MAX_BUFFERSIZE`) or a kind other than zeros, NaN, uninit.
-    pub fn fill_special(&mut self, nitems: u64, kind: SpecialType, chunksize: usize) -> Result<usize> {
+    pub fn fill_special(
+        &mut self,
+        nitems: u64,
+        kind: SpecialType,
+        chunksize: usize,
+    ) -> Result<usize> {
         self.check_mode(false)?;
         let ts = self.typesize();
-        if chunksize == 0 || chunksize % ts != 0 || chunksize > MAX_BUFFERSIZE {
+        if chunksize == 0 || !chunksize.is_multiple_of(ts) || chunksize > MAX_BUFFERSIZE {
             return Err(Error::InvalidParam(format!(
                 "chunksize {chunksize} must be a positive multiple of the typesize {ts}"
             )));
         }
-        if !matches!(kind, SpecialType::Zero | SpecialType::Nan | SpecialType::Uninit) {
-            return Err(Error::InvalidParam(format!("cannot fill with {} chunks", kind.name())));
+        if !matches!(
+            kind,
+            SpecialType::Zero | SpecialType::Nan | SpecialType::Uninit
+        ) {
+            return Err(Error::InvalidParam(format!(
+                "cannot fill with {} chunks",
+                kind.name()
+            )));
         }
         if kind == SpecialType::Nan && ts != 4 && ts != 8 {
-            return Err(Error::InvalidParam(format!("NaN needs typesize 4 or 8, not {ts}")));
+            return Err(Error::InvalidParam(format!(
+                "NaN needs typesize 4 or 8, not {ts}"
+            )));
         }
         let nbytes = nitems
             .checked_mul(ts as u64)
@@ -623,9 +646,13 @@ impl SChunk {
         let nbytes = self.frame.chunk_nbytes(nchunk)?;
         let cbytes = match loc {
             ChunkLoc::Special(_) => 0,
-            ChunkLoc::Stored(_) => self.frame.read_chunk(nchunk)?.len(),
+            ChunkLoc::Stored(_) => self.frame.chunk_header(nchunk)?.cbytes,
         };
-        Ok(ChunkInfo { nbytes, cbytes, loc })
+        Ok(ChunkInfo {
+            nbytes,
+            cbytes,
+            loc,
+        })
     }
 
     /// The compressed chunk `nchunk` (a special chunk comes back as the 32-byte chunk
@@ -664,7 +691,12 @@ impl SChunk {
     ///
     /// # Errors
     /// [`Error::InvalidIndex`] for a range outside the chunk; as [`SChunk::decompress_chunk`].
-    pub fn decompress_range(&self, nchunk: usize, range: Range<usize>, dst: &mut [u8]) -> Result<usize> {
+    pub fn decompress_range(
+        &self,
+        nchunk: usize,
+        range: Range<usize>,
+        dst: &mut [u8],
+    ) -> Result<usize> {
         self.frame
             .read_range(&self.ctx, self.dparams.nthreads, nchunk, range, dst)
     }
@@ -675,28 +707,25 @@ impl SChunk {
     ///
     /// # Errors
     /// As [`SChunk::decompress_range`].
-    pub fn decompress_blocks(&self, nchunk: usize, nblocks: Range<usize>, dst: &mut [u8]) -> Result<usize> {
+    pub fn decompress_blocks(
+        &self,
+        nchunk: usize,
+        nblocks: Range<usize>,
+        dst: &mut [u8],
+    ) -> Result<usize> {
         let h = self.chunk_header(nchunk)?;
         let lo = nblocks.start.saturating_mul(h.blocksize).min(h.nbytes);
         let hi = nblocks.end.saturating_mul(h.blocksize).min(h.nbytes);
         self.decompress_range(nchunk, lo..hi.max(lo), dst)
     }
 
-    /// The header of chunk `nchunk` (32 bytes read).
+    /// The header of chunk `nchunk` (32 bytes read; for a special chunk, the header
+    /// C-Blosc2 rebuilds).
     ///
     /// # Errors
     /// As [`SChunk::chunk`].
     pub fn chunk_header(&self, nchunk: usize) -> Result<ChunkHeader> {
-        match self.frame.chunk_loc(nchunk)? {
-            ChunkLoc::Special(_) => ChunkHeader::parse(&self.chunk(nchunk)?),
-            ChunkLoc::Stored(_) => {
-                // The lazy reader validates cbytes; a zero-length range reads only headers.
-                let mut probe = [0u8; 0];
-                self.decompress_range(nchunk, 0..0, &mut probe)?;
-                let c = self.chunk(nchunk)?;
-                ChunkHeader::parse(&c).map_err(|e| e.in_frame(&self.path()))
-            }
-        }
+        self.frame.chunk_header(nchunk)
     }
 
     /// Copies items `[start, start + nitems)` of chunk `nchunk` into `dst`, reading only the
@@ -704,12 +733,20 @@ impl SChunk {
     ///
     /// # Errors
     /// As [`SChunk::decompress_range`].
-    pub fn getitem(&self, nchunk: usize, start: usize, nitems: usize, dst: &mut [u8]) -> Result<usize> {
+    pub fn getitem(
+        &self,
+        nchunk: usize,
+        start: usize,
+        nitems: usize,
+        dst: &mut [u8],
+    ) -> Result<usize> {
         let ts = self.typesize();
         let lo = start.checked_mul(ts);
         let hi = start.checked_add(nitems).and_then(|e| e.checked_mul(ts));
         let (Some(lo), Some(hi)) = (lo, hi) else {
-            return Err(Error::InvalidIndex(format!("items {start}+{nitems} overflow")));
+            return Err(Error::InvalidIndex(format!(
+                "items {start}+{nitems} overflow"
+            )));
         };
         self.decompress_range(nchunk, lo..hi, dst)
     }
@@ -726,14 +763,17 @@ impl SChunk {
     pub fn decompress_all(&self) -> Result<Vec<u8>> {
         let n = usize::try_from(self.nbytes()).map_err(|_| Error::MemoryAlloc(usize::MAX))?;
         let mut out = Vec::new();
-        out.try_reserve_exact(n).map_err(|_| Error::MemoryAlloc(n))?;
+        out.try_reserve_exact(n)
+            .map_err(|_| Error::MemoryAlloc(n))?;
         out.resize(n, 0);
         let mut at = 0;
         const BATCH: usize = 64;
         let mut i = 0;
         while i < self.nchunks() {
             let end = (i + BATCH).min(self.nchunks());
-            let chunks = (i..end).map(|k| self.chunk(k)).collect::<Result<Vec<_>>>()?;
+            let chunks = (i..end)
+                .map(|k| self.chunk(k))
+                .collect::<Result<Vec<_>>>()?;
             let refs: Vec<&[u8]> = chunks.iter().map(Vec::as_slice).collect();
             at += decompress_chunks(&self.ctx, &self.dparams, &refs, &mut out[at..])
                 .map_err(|e| e.in_frame(&self.path()))?;
@@ -753,7 +793,12 @@ impl SChunk {
     /// The metalayers' names, in order.
     #[must_use]
     pub fn meta_names(&self) -> Vec<&str> {
-        self.frame.header().metalayers.iter().map(|m| m.name.as_str()).collect()
+        self.frame
+            .header()
+            .metalayers
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect()
     }
 
     /// The content of metalayer `name`, or `None`.
@@ -772,7 +817,9 @@ impl SChunk {
     /// # Errors
     /// [`Error::MetalayerNotFound`]; [`Error::Data`] when it is not msgpack.
     pub fn meta_value(&self, name: &str) -> Result<Value> {
-        let c = self.meta(name).ok_or_else(|| Error::MetalayerNotFound { name: name.into() })?;
+        let c = self
+            .meta(name)
+            .ok_or_else(|| Error::MetalayerNotFound { name: name.into() })?;
         values::unpack(c)
     }
 
@@ -786,10 +833,14 @@ impl SChunk {
         check_name(name)?;
         let mut h = self.frame.header().clone();
         if h.metalayers.iter().any(|m| m.name == name) {
-            return Err(Error::InvalidParam(format!("metalayer {name:?} already exists")));
+            return Err(Error::InvalidParam(format!(
+                "metalayer {name:?} already exists"
+            )));
         }
         if h.metalayers.len() >= MAX_METALAYERS {
-            return Err(Error::InvalidParam(format!("already {MAX_METALAYERS} metalayers")));
+            return Err(Error::InvalidParam(format!(
+                "already {MAX_METALAYERS} metalayers"
+            )));
         }
         h.metalayers.push(Metalayer {
             name: name.into(),
@@ -821,7 +872,11 @@ impl SChunk {
     /// The vlmetalayers' names, in order.
     #[must_use]
     pub fn vlmeta_names(&self) -> Vec<&str> {
-        self.frame.vlmetalayers().iter().map(|m| m.name.as_str()).collect()
+        self.frame
+            .vlmetalayers()
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect()
     }
 
     /// The stored (compressed) content of vlmetalayer `name`.
@@ -847,7 +902,11 @@ impl SChunk {
         if h.cbytes != c.len() {
             return Err(Error::Frame {
                 path: self.path(),
-                what: format!("vlmetalayer {name:?}: chunk of {} bytes stored in {}", h.cbytes, c.len()),
+                what: format!(
+                    "vlmetalayer {name:?}: chunk of {} bytes stored in {}",
+                    h.cbytes,
+                    c.len()
+                ),
             });
         }
         crate::chunk::decompress_vec_ctx(&self.ctx, &self.dparams, c)
@@ -868,7 +927,12 @@ impl SChunk {
     /// # Errors
     /// [`Error::InvalidParam`] for a bad name or a 17th vlmetalayer; compression errors;
     /// [`Error::Io`].
-    pub fn vlmeta_set(&mut self, name: &str, content: &[u8], cparams: Option<&CParams>) -> Result<()> {
+    pub fn vlmeta_set(
+        &mut self,
+        name: &str,
+        content: &[u8],
+        cparams: Option<&CParams>,
+    ) -> Result<()> {
         self.check_mode(false)?;
         check_name(name)?;
         let cp = cparams.cloned().unwrap_or_else(vlmeta_cparams);

@@ -472,7 +472,7 @@ fn decode_cells(
     let ts = g.typesize;
     let nitems = dst.len() / ts;
     let items = g.nbytes / ts;
-    if start.checked_add(nitems).map_or(true, |end| end > items) {
+    if start.checked_add(nitems).is_none_or(|end| end > items) {
         return Err(data(format!(
             "items {start}..{} outside a block of {items}",
             start.saturating_add(nitems)

@@ -1,0 +1,223 @@
+//! Malformed frames give errors that name the file and say what is wrong: every truncation
+//! of a small frame, wrong magic, lying offsets and lengths, an index pointing outside the
+//! file, metalayer lengths past the end, a sparse directory missing a chunk file. No panic,
+//! no allocation sized by a lying field.
+
+use strata::chunk::{compress_vec, CParams};
+use strata::format::chunk::SpecialType;
+use strata::frame::{OpenMode, SyncPolicy};
+use strata::schunk::{Location, SChunk, SChunkOptions};
+
+fn sample() -> Vec<u8> {
+    let o = SChunkOptions {
+        cparams: CParams {
+            typesize: 4,
+            nthreads: 1,
+            ..CParams::default()
+        },
+        metalayers: vec![("meta".into(), vec![0x93, 1, 2, 3])],
+        ..SChunkOptions::default()
+    };
+    let mut s = SChunk::new(&o).unwrap();
+    let data: Vec<u8> = (0..2000u32).flat_map(|i| (i / 7).to_le_bytes()).collect();
+    for p in data.chunks(4000) {
+        s.append_buffer(p).unwrap();
+    }
+    let zeros =
+        strata::chunk::special_chunk(&s.cparams().clone(), SpecialType::Zero, 4000, &[]).unwrap();
+    s.append_chunk(&zeros).unwrap();
+    s.vlmeta_set("vl", b"some value", None).unwrap();
+    s.to_cframe().unwrap()
+}
+
+/// Opens `bytes` as a file and reads everything; returns the first error.
+fn open_and_read(path: &std::path::Path, bytes: &[u8]) -> strata::Result<()> {
+    std::fs::write(path, bytes).unwrap();
+    let s = SChunk::open(path, OpenMode::Read)?;
+    for n in s.vlmeta_names() {
+        s.vlmeta(n)?;
+    }
+    s.decompress_all()?;
+    for i in 0..s.nchunks() {
+        s.decompress_chunk_vec(i)?;
+        let mut b = [0u8; 4];
+        s.getitem(i, 0, 1, &mut b)?;
+    }
+    Ok(())
+}
+
+fn header_len(f: &[u8]) -> usize {
+    u32::from_be_bytes(f[11..15].try_into().unwrap()) as usize
+}
+
+fn cbytes(f: &[u8]) -> usize {
+    u64::from_be_bytes(f[39..47].try_into().unwrap()) as usize
+}
+
+#[test]
+fn every_truncation_is_an_error_naming_the_file() {
+    let f = sample();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.b2frame");
+    open_and_read(&path, &f).unwrap();
+    for cut in 0..f.len() {
+        let e = open_and_read(&path, &f[..cut]).unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("cut.b2frame"), "cut {cut}: {msg}");
+        assert!([-11, -13, -5].contains(&e.code()), "cut {cut}: {e:?}");
+        // In memory too: frame_len must equal the buffer length.
+        assert!(SChunk::from_cframe(f[..cut].to_vec()).is_err());
+    }
+    let mut longer = f.clone();
+    longer.push(0);
+    let e = SChunk::from_cframe(longer.clone()).unwrap_err();
+    assert!(e.to_string().contains("frame_len"), "{e}");
+    // A file may have bytes past frame_len (C-Blosc2 accepts it too).
+    open_and_read(&path, &longer).unwrap();
+}
+
+#[test]
+fn lies_are_errors() {
+    let f = sample();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lie.b2frame");
+    let hl = header_len(&f);
+    type Lie = Box<dyn Fn(&mut Vec<u8>)>;
+    let cases: Vec<(&str, Lie)> = vec![
+        ("magic", Box::new(|f| f[3] = b'X')),
+        ("frame type", Box::new(|f| f[26] = 1)),
+        ("version", Box::new(|f| f[25] = 0x14)),
+        ("header_len", Box::new(|f| f[14] = 10)),
+        ("frame_len", Box::new(|f| f[16] = 0x7f)),
+        ("typesize", Box::new(|f| f[48..52].copy_from_slice(&[0; 4]))),
+        ("cbytes past the file", Box::new(|f| f[40] = 0x10)),
+        (
+            "cbytes short",
+            Box::new(|f| {
+                let c = (cbytes(f) - 40) as u64;
+                f[39..47].copy_from_slice(&c.to_be_bytes());
+            }),
+        ),
+        (
+            "nbytes huge, chunksize 1",
+            Box::new(|f| {
+                f[30..38].copy_from_slice(&(1u64 << 40).to_be_bytes());
+                f[58..62].copy_from_slice(&1i32.to_be_bytes());
+            }),
+        ),
+        ("nbytes vs index", Box::new(|f| f[36] += 0x10)),
+        (
+            "chunksize negative",
+            Box::new(|f| f[58..62].copy_from_slice(&(-5i32).to_be_bytes())),
+        ),
+        ("metalayer length", Box::new(move |f| f[hl - 8] = 0x7f)),
+        ("metalayer offset", Box::new(|f| f[101] = 0x7f)),
+        (
+            "trailer length",
+            Box::new(|f| {
+                let n = f.len();
+                f[n - 20] = 0x7f;
+            }),
+        ),
+        (
+            "trailer marker",
+            Box::new(|f| {
+                let n = f.len();
+                f[n - 23] = 0;
+            }),
+        ),
+        (
+            "vlmeta offset",
+            Box::new(|f| {
+                let n = f.len();
+                let t = u32::from_be_bytes(f[n - 22..n - 18].try_into().unwrap()) as usize;
+                f[n - t + 12] = 0x7f;
+            }),
+        ),
+        (
+            "offsets chunk cbytes",
+            Box::new(move |f| {
+                let at = hl + cbytes(f) + 12;
+                f[at + 2] = 0x7f;
+            }),
+        ),
+        (
+            "offset outside the data",
+            Box::new(move |f| {
+                let at = hl + cbytes(f);
+                let nb = i32::from_le_bytes(f[at + 4..at + 8].try_into().unwrap()) as usize;
+                let flags = f[at + 2];
+                assert!(flags & 2 != 0, "memcpyed index expected");
+                let last = at + 32 + nb - 8;
+                f[last..last + 8].copy_from_slice(&(1i64 << 40).to_le_bytes());
+            }),
+        ),
+        (
+            "chunk cbytes",
+            Box::new(move |f| {
+                f[hl + 12 + 1] = 0x7f;
+            }),
+        ),
+        (
+            "special kind",
+            Box::new(move |f| {
+                let at = hl + cbytes(f);
+                f[at + 32 + 7] = 0x80;
+            }),
+        ),
+    ];
+    for (what, lie) in cases {
+        let mut b = f.clone();
+        lie(&mut b);
+        let e = open_and_read(&path, &b).expect_err(what);
+        assert!(e.to_string().contains("lie.b2frame"), "{what}: {e}");
+        assert!(
+            [-11, -24, -13, -5, -6, -3, -17, -10].contains(&e.code()),
+            "{what}: {e:?}"
+        );
+    }
+}
+
+#[test]
+fn sparse_directory_missing_a_chunk_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("sparse.b2frame");
+    let o = SChunkOptions {
+        cparams: CParams {
+            typesize: 4,
+            nthreads: 1,
+            ..CParams::default()
+        },
+        sync: SyncPolicy::None,
+        ..SChunkOptions::default()
+    };
+    let mut s = SChunk::create(&Location::Dir(d.clone()), &o).unwrap();
+    for i in 0..3u32 {
+        let data: Vec<u8> = (0..1000u32).flat_map(|k| (k + i).to_le_bytes()).collect();
+        s.append_chunk(&compress_vec(s.cparams(), &data).unwrap())
+            .unwrap();
+    }
+    drop(s);
+    std::fs::remove_file(d.join("00000001.chunk")).unwrap();
+    let s = SChunk::open(&d, OpenMode::Read).unwrap();
+    s.decompress_chunk_vec(0).unwrap();
+    let e = s.decompress_chunk_vec(1).unwrap_err();
+    assert!(e.to_string().contains("00000001.chunk"), "{e}");
+    assert_eq!(e.code(), -15);
+    std::fs::write(d.join("00000002.chunk"), b"short").unwrap();
+    let e = s.decompress_chunk_vec(2).unwrap_err();
+    assert!(e.to_string().contains("00000002.chunk"), "{e}");
+    std::fs::remove_file(d.join("chunks.b2frame")).unwrap();
+    let e = SChunk::open(&d, OpenMode::Read).unwrap_err();
+    assert!(e.to_string().contains("chunks.b2frame"), "{e}");
+    // A contiguous frame where a sparse one is expected, and the reverse.
+    std::fs::write(d.join("chunks.b2frame"), sample()).unwrap();
+    assert_eq!(SChunk::open(&d, OpenMode::Read).unwrap_err().code(), -24);
+}
+
+#[test]
+fn missing_file() {
+    let e = SChunk::open("/nonexistent/x.b2frame", OpenMode::Read).unwrap_err();
+    assert_eq!(e.code(), -15);
+    assert!(e.to_string().contains("/nonexistent/x.b2frame"));
+}
