@@ -202,7 +202,7 @@ fn apply(s: &mut SChunk, op: &Json, raw: &[u8], cparams: &CParams) -> Res<()> {
                 cparams,
                 kind_of(op["kind"].as_str().unwrap_or(""))?,
                 get_usize(op, "nbytes")?,
-                &[],
+                None,
             )?;
             match op["how"].as_str().unwrap_or("append") {
                 "insert" => {

@@ -26,6 +26,7 @@ pub mod ffi;
 pub mod filters;
 pub mod format;
 pub mod frame;
+pub mod ndarray;
 pub mod registry;
 pub mod scheduler;
 pub mod schunk;

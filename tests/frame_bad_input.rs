@@ -24,7 +24,7 @@ fn sample() -> Vec<u8> {
         s.append_buffer(p).unwrap();
     }
     let zeros =
-        strata::chunk::special_chunk(&s.cparams().clone(), SpecialType::Zero, 4000, &[]).unwrap();
+        strata::chunk::special_chunk(&s.cparams().clone(), SpecialType::Zero, 4000, None).unwrap();
     s.append_chunk(&zeros).unwrap();
     s.vlmeta_set("vl", b"some value", None).unwrap();
     s.to_cframe().unwrap()

@@ -81,11 +81,11 @@ fn run(s: &mut SChunk, op: Op) -> strata::Result<()> {
         Op::UpdateBigger => s.update_chunk(0, &big_chunk(55)),
         Op::UpdateSmaller => s.update_chunk(
             2,
-            &special_chunk(&cp(), SpecialType::Value, CS, &[1, 2, 3, 4]).unwrap(),
+            &special_chunk(&cp(), SpecialType::Value, CS, Some(&[1, 2, 3, 4])).unwrap(),
         ),
         Op::UpdateToSpecial => s.update_chunk(
             1,
-            &special_chunk(&cp(), SpecialType::Zero, CS, &[]).unwrap(),
+            &special_chunk(&cp(), SpecialType::Zero, CS, None).unwrap(),
         ),
         Op::UpdateFromSpecial => s.update_chunk(3, &chunk(56)),
         Op::Delete => s.delete_chunk(0).map(drop),
@@ -127,7 +127,7 @@ fn build(loc: &Location) -> SChunk {
     let mut s = SChunk::create(loc, &o).unwrap();
     s.append_chunks(&[&chunk(0), &big_chunk(1), &chunk(2)])
         .unwrap();
-    s.append_chunk(&special_chunk(&cp(), SpecialType::Zero, CS, &[]).unwrap())
+    s.append_chunk(&special_chunk(&cp(), SpecialType::Zero, CS, None).unwrap())
         .unwrap();
     s.vlmeta_set("v", b"vl value", None).unwrap();
     s

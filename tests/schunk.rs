@@ -49,7 +49,7 @@ fn chunk_operations_keep_order_and_sizes() {
     s.update_chunk(0, &chunk(11, CS)).unwrap();
     s.update_chunk(
         3,
-        &special_chunk(&cparams(4), SpecialType::Zero, CS, &[]).unwrap(),
+        &special_chunk(&cparams(4), SpecialType::Zero, CS, None).unwrap(),
     )
     .unwrap();
     s.delete_chunk(2).unwrap();

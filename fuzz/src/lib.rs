@@ -433,7 +433,7 @@ pub fn frames() -> Vec<(String, Vec<u8>)> {
         let mut s = SChunk::new(&o).expect("schunk");
         let data = field(4 * 4096, 4);
         s.append_data(&data[..4096 * 3]).expect("append");
-        s.append_chunk(&special_chunk(&cparams, SpecialType::Zero, 4096, &[]).expect("zeros"))
+        s.append_chunk(&special_chunk(&cparams, SpecialType::Zero, 4096, None).expect("zeros"))
             .expect("append zeros");
         s.update_buffer(1, &text(4096)).expect("update");
         s.append_buffer(&data[..1000]).expect("append short");

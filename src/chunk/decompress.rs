@@ -936,6 +936,84 @@ impl<'a> Decoder<'a> {
         }
         Ok(())
     }
+
+    /// True when decompressing a block other than 0 needs block 0 first (the chunk uses
+    /// delta, whose other blocks are relative to block 0).
+    #[must_use]
+    pub fn needs_block0(&self) -> bool {
+        self.regular() && self.uses_delta()
+    }
+
+    /// Decompresses block `nblock` alone into the start of `dst`; returns its size in bytes
+    /// (`blocksize`, or less for a short last block). Special and memcpyed chunks give the
+    /// block's bytes `nblock * blocksize..`. `block0` is block 0 already decompressed, for a
+    /// chunk that [`Decoder::needs_block0`]; when it is `None` there, block 0 is decompressed
+    /// here first.
+    ///
+    /// # Errors
+    /// [`Error::InvalidIndex`] if the chunk has no block `nblock`;
+    /// [`Error::DestinationTooSmall`] if `dst` is shorter than the block;
+    /// [`Error::InvalidParam`] if `block0` is not `blocksize` bytes; otherwise as [`decompress`].
+    pub fn decompress_block(
+        &self,
+        nblock: usize,
+        dst: &mut [u8],
+        block0: Option<&[u8]>,
+    ) -> Result<usize> {
+        let h = &self.header;
+        if nblock >= h.nblocks() {
+            return Err(Error::InvalidIndex(format!(
+                "block {nblock} of a chunk of {} blocks",
+                h.nblocks()
+            )));
+        }
+        let (at, len) = if h.vl_blocks() {
+            let framing = self.vl_framing()?;
+            let at = framing[..nblock].iter().map(|(size, _)| size).sum();
+            (at, framing[nblock].0)
+        } else {
+            let range = self.block_range(nblock);
+            (range.start, range.len())
+        };
+        if dst.len() < len {
+            return Err(Error::DestinationTooSmall {
+                needed: len,
+                available: dst.len(),
+            });
+        }
+        let dst = &mut dst[..len];
+        if h.special != SpecialType::None {
+            self.fill_special(dst, at);
+        } else if h.memcpyed() {
+            dst.copy_from_slice(&self.src[h.header_len + at..h.header_len + at + len]);
+        } else if h.vl_blocks() {
+            let payload = self.vl_framing()?[nblock].1;
+            self.decode_vl_block(nblock, payload, at, dst)?;
+        } else {
+            self.check_framing(nblock..nblock + 1)?;
+            let mut scratch = super::scratch::take();
+            let mut own;
+            let block0 = match block0 {
+                _ if nblock == 0 || !self.uses_delta() => &[][..],
+                Some(b) if b.len() == h.blocksize => b,
+                Some(b) => {
+                    return Err(Error::InvalidParam(format!(
+                        "block 0 given with {} bytes, the blocksize is {}",
+                        b.len(),
+                        h.blocksize
+                    )))
+                }
+                None => {
+                    self.check_framing(0..1)?;
+                    own = zeroed(h.blocksize)?;
+                    self.decode_block(0, &mut own, &[], &mut scratch)?;
+                    &own[..]
+                }
+            };
+            self.decode_block(nblock, dst, block0, &mut scratch)?;
+        }
+        Ok(len)
+    }
 }
 
 /// One stream record of a block (`int32 csize` and what follows it).

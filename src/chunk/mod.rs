@@ -63,7 +63,7 @@ impl Context<'static> {
 
 /// Threads for a job over `nbytes` bytes that asked for `nthreads` (0 = the runtime's
 /// default): 1 below the size where handing work to other threads pays.
-fn job_threads(runtime: &Runtime, nthreads: usize, nbytes: usize) -> usize {
+pub(crate) fn job_threads(runtime: &Runtime, nthreads: usize, nbytes: usize) -> usize {
     let cap = if nthreads == 0 {
         runtime.nthreads()
     } else {

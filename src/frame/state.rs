@@ -483,7 +483,7 @@ impl Frame {
                 let nb = self
                     .fixed_nbytes(n)
                     .ok_or_else(|| Error::header("special chunk in a variable-chunksize frame"))?;
-                special_chunk(&self.special_cparams(), kind, nb, &[])
+                special_chunk(&self.special_cparams(), kind, nb, None)
                     .map_err(|e| Error::header(e).in_frame(&self.path()))
             }
             ChunkLoc::Stored(off) => {
@@ -1062,7 +1062,7 @@ impl Frame {
         let entry = encode_special(kind)?;
         let mut cp = offsets_cparams();
         cp.nthreads = 0;
-        let off_chunk = special_chunk(&cp, SpecialType::Value, off_nbytes, &entry.to_le_bytes())?;
+        let off_chunk = special_chunk(&cp, SpecialType::Value, off_nbytes, Some(&entry.to_le_bytes()))?;
         let mut header = self.header.clone();
         header.nbytes = nbytes as i64;
         header.cbytes = 0;

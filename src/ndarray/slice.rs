@@ -1,0 +1,572 @@
+//! The slice engine: read or write a selection of a b2nd array, touching only the chunks and
+//! blocks it needs.
+//!
+//! **Reads** ([`get_slice`]): the plan lists the touched chunks and, in each, the touched blocks.
+//! Chunks are taken from the [`ChunkSource`] in batches; each chunk's header is parsed once
+//! (and, for a chunk with delta, block 0 decompressed once, as the other blocks refer to it).
+//! Then every touched block is a task on the runtime: a worker decompresses that one block
+//! ([`Decoder::decompress_block`]) into its scratch and copies the block's part of the
+//! selection straight into the caller's buffer, through a [`SliceOutput`] that hands each
+//! block its own disjoint box. A block that is exactly a contiguous run of the output (picked
+//! whole, no padding, step 1) is decompressed in place, with no copy. No chunk is decompressed
+//! whole unless every block of it is needed.
+//!
+//! **Writes** ([`set_slice`]): every touched chunk is rebuilt and compressed again, in parallel
+//! over chunks. A chunk the selection covers whole starts from zeros (so its padding is zeros,
+//! as C-Blosc2 writes it) and needs no decompression; any other is decompressed first
+//! (read-modify-write). Then each touched block receives its box of the caller's data.
+//!
+//! Reads may run concurrently from many threads on one source. A write that fails part-way
+//! (a corrupt chunk, memory) may leave the chunks of earlier batches already replaced.
+//!
+//! Format: c-blosc2 `blosc/b2nd.c` (`get_set_slice`); `shared/spec/frames.md` §10. DESIGN.md,
+//! "How a read flows".
+//!
+//! ```
+//! use strata::chunk::{CParams, Context, DParams};
+//! use strata::format::b2nd::B2ndMeta;
+//! use strata::ndarray::slice::{get_slice, set_slice};
+//! use strata::ndarray::{Geometry, Selection, Slice, VecStore};
+//! let g = Geometry::new(&B2ndMeta::new(vec![5, 7], vec![4, 4], vec![2, 3], "|u1")?, 1)?;
+//! let ctx = Context::global();
+//! let mut store = VecStore::from_chunks(vec![Vec::new(); 4]);
+//! let all = Selection::full(g.shape());
+//! let data: Vec<u8> = (1..=35).collect();
+//! set_slice(&ctx, &CParams::default(), &g, &mut store, &all, &data)?;
+//! let sel = Selection::new(g.shape(), &[Slice::range(3, 5), Slice::range(2, 5)])?;
+//! let mut out = [0u8; 6];
+//! let stats = get_slice(&ctx, &DParams::default(), &g, &store, &sel, &mut out)?;
+//! assert_eq!(out, [24, 25, 26, 31, 32, 33]);
+//! assert_eq!((stats.chunks_read, stats.blocks_decompressed), (4, 6));
+//! # Ok::<(), strata::Error>(())
+//! ```
+#![forbid(unsafe_code)]
+
+use super::geometry::{c_strides, Geometry};
+use super::plan::{BlockPlan, ChunkPlan, SlicePlan};
+use super::selection::{DimSelection, Selection};
+use super::store::{ChunkSource, ChunkStore};
+use super::view::{BoxMut, SliceOutput};
+use crate::chunk::{
+    compress_ctx, job_threads, max_compressed_len, CParams, Context, DParams, Decoder,
+};
+use crate::error::{Error, Result};
+use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// What a slice read or write did, for tests and tuning.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SliceStats {
+    /// Chunks fetched from the source (reads), or decompressed to be modified (writes).
+    pub chunks_read: usize,
+    /// Blocks decompressed; block 0 of a delta chunk counts once however many blocks use it.
+    pub blocks_decompressed: usize,
+    /// Of those, blocks decompressed straight into the destination, with no copy.
+    pub blocks_in_place: usize,
+    /// Bytes written to the destination (reads) or taken from the caller's data (writes).
+    pub bytes_copied: usize,
+    /// Chunks compressed and stored (writes).
+    pub chunks_written: usize,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    chunks_read: AtomicUsize,
+    blocks_decompressed: AtomicUsize,
+    blocks_in_place: AtomicUsize,
+    bytes_copied: AtomicUsize,
+    chunks_written: AtomicUsize,
+}
+
+impl Counters {
+    fn add(counter: &AtomicUsize, n: usize) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+
+    fn stats(&self) -> SliceStats {
+        let get = |c: &AtomicUsize| c.load(Ordering::Relaxed);
+        SliceStats {
+            chunks_read: get(&self.chunks_read),
+            blocks_decompressed: get(&self.blocks_decompressed),
+            blocks_in_place: get(&self.blocks_in_place),
+            bytes_copied: get(&self.bytes_copied),
+            chunks_written: get(&self.chunks_written),
+        }
+    }
+}
+
+/// Uncompressed bytes of chunks handled per batch (bounds the memory of a write, and of reads
+/// from chunks that must be decompressed whole).
+const BATCH_BYTES: usize = 64 << 20;
+/// Most chunks per batch.
+const MAX_BATCH_CHUNKS: usize = 4096;
+
+fn batch_chunks(chunk_nbytes: usize) -> usize {
+    (BATCH_BYTES / chunk_nbytes.max(1)).clamp(1, MAX_BATCH_CHUNKS)
+}
+
+/// A vector of `n` zero bytes, or [`Error::MemoryAlloc`].
+fn zeroed(n: usize) -> Result<Vec<u8>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| Error::MemoryAlloc(n))?;
+    v.resize(n, 0);
+    Ok(v)
+}
+
+fn check_source<S: ChunkSource + ?Sized>(geom: &Geometry, source: &S) -> Result<()> {
+    if source.nchunks() != geom.nchunks() {
+        return Err(Error::InvalidParam(format!(
+            "the store holds {} chunks, an array of shape {:?} in chunks of {:?} has {}",
+            source.nchunks(),
+            geom.shape(),
+            geom.chunkshape(),
+            geom.nchunks()
+        )));
+    }
+    Ok(())
+}
+
+fn check_chunk(geom: &Geometry, nchunk: usize, d: &Decoder<'_>) -> Result<()> {
+    if d.header.nbytes != geom.chunk_nbytes() {
+        return Err(Error::InvalidHeader(format!(
+            "chunk {nchunk} holds {} bytes, the array's chunks hold {}",
+            d.header.nbytes,
+            geom.chunk_nbytes()
+        )));
+    }
+    Ok(())
+}
+
+/// Copies the selection `sel` of an array of geometry `geom`, whose chunks come from
+/// `source`, into `out` as a C-order array of `sel.shape()`; returns what it did.
+///
+/// Only the touched blocks are decompressed, in parallel on `ctx.runtime` with up to
+/// `dparams.nthreads` threads (0 = the runtime's default). Bytes of `out` past the selection
+/// are left alone.
+///
+/// # Errors
+/// [`Error::DestinationTooSmall`] if `out` is shorter than the selection;
+/// [`Error::InvalidParam`] if the source's chunk count or the selection does not match
+/// `geom`; [`Error::InvalidHeader`] if a chunk does not hold the array's chunk size; the
+/// source's errors; otherwise as [`crate::chunk::decompress`].
+pub fn get_slice<S: ChunkSource + ?Sized>(
+    ctx: &Context<'_>,
+    dparams: &DParams,
+    geom: &Geometry,
+    source: &S,
+    sel: &Selection,
+    out: &mut [u8],
+) -> Result<SliceStats> {
+    check_source(geom, source)?;
+    let plan = SlicePlan::new(geom, sel)?;
+    let ts = geom.typesize();
+    let needed = sel
+        .nitems()
+        .and_then(|n| n.checked_mul(ts))
+        .ok_or_else(|| Error::InvalidParam("the selection's size overflows".into()))?;
+    if out.len() < needed {
+        return Err(Error::DestinationTooSmall {
+            needed,
+            available: out.len(),
+        });
+    }
+    let counters = Counters::default();
+    if plan.nchunks() == 0 {
+        return Ok(counters.stats());
+    }
+    let output = SliceOutput::new(&mut out[..needed], &plan, ts)?;
+    let reader = Reader {
+        ctx,
+        dparams,
+        geom,
+        plan: &plan,
+        sels: plan.sels().copied().collect(),
+        block_strides: c_strides(geom.inner().2).iter().map(|s| s * ts).collect(),
+        output: &output,
+        counters: &counters,
+    };
+    let per_batch = batch_chunks(geom.chunk_nbytes());
+    let mut t = 0;
+    while t < plan.nchunks() {
+        let end = (t + per_batch).min(plan.nchunks());
+        reader.batch(source, t..end)?;
+        t = end;
+    }
+    Ok(counters.stats())
+}
+
+/// One touched chunk ready for its block tasks.
+struct Prepared<'b> {
+    decoder: Decoder<'b>,
+    /// The chunk decompressed whole, when its blocks are not the array's blocks.
+    whole: Option<Vec<u8>>,
+    /// Block 0, decompressed once, when the chunk uses delta and other blocks are read.
+    block0: Option<Vec<u8>>,
+}
+
+struct Reader<'r> {
+    ctx: &'r Context<'r>,
+    dparams: &'r DParams,
+    geom: &'r Geometry,
+    plan: &'r SlicePlan,
+    sels: Vec<DimSelection>,
+    /// Byte strides of a block (C order over the blockshape).
+    block_strides: Vec<usize>,
+    output: &'r SliceOutput<'r, 'r>,
+    counters: &'r Counters,
+}
+
+impl Reader<'_> {
+    /// Reads touched chunks `range` (plan order).
+    fn batch<S: ChunkSource + ?Sized>(&self, source: &S, range: Range<usize>) -> Result<()> {
+        let chunks: Vec<ChunkPlan<'_>> = range.clone().map(|t| self.plan.chunk(t)).collect();
+        let bytes = chunks
+            .iter()
+            .map(|c| source.chunk(c.nchunk()))
+            .collect::<Result<Vec<_>>>()?;
+        Counters::add(&self.counters.chunks_read, chunks.len());
+        let rt = &self.ctx.runtime;
+        let preps = rt.map_index(chunks.len(), self.dparams.nthreads, |i| {
+            self.prepare(&chunks[i], &bytes[i])
+        })?;
+        let first = self.output.first_task(range.start);
+        let ntasks = self.output.first_task(range.end) - first;
+        let bnb = self.geom.block_nbytes();
+        let nthreads = job_threads(rt, self.dparams.nthreads, ntasks.saturating_mul(bnb));
+        rt.for_each_index_init(ntasks, nthreads, Vec::new, |scratch, j| {
+            let (t, block, mut bx) = self.output.task(first + j)?;
+            self.read_block(&preps[t - range.start], &block, &mut bx, scratch)
+        })
+    }
+
+    /// Parses chunk `chunk` and decompresses what its block tasks will share.
+    fn prepare<'b>(&self, chunk: &ChunkPlan<'_>, bytes: &'b [u8]) -> Result<Prepared<'b>> {
+        let geom = self.geom;
+        let decoder = Decoder::new(self.ctx.registry, bytes)?;
+        check_chunk(geom, chunk.nchunk(), &decoder)?;
+        let h = &decoder.header;
+        if h.vl_blocks() || h.blocksize != geom.block_nbytes() {
+            // Not the array's blocks (a chunk from another writer): decompress it whole.
+            let mut whole = zeroed(geom.chunk_nbytes())?;
+            decoder.decompress_on(&self.ctx.runtime, 1, &mut whole)?;
+            Counters::add(&self.counters.blocks_decompressed, h.nblocks());
+            return Ok(Prepared {
+                decoder,
+                whole: Some(whole),
+                block0: None,
+            });
+        }
+        let other_blocks = chunk.nblocks() > 1 || chunk.block(0).nblock > 0;
+        let block0 = if decoder.needs_block0() && other_blocks {
+            let mut b = zeroed(geom.block_nbytes())?;
+            decoder.decompress_block(0, &mut b, None)?;
+            Counters::add(&self.counters.blocks_decompressed, 1);
+            Some(b)
+        } else {
+            None
+        };
+        Ok(Prepared {
+            decoder,
+            whole: None,
+            block0,
+        })
+    }
+
+    /// Decompresses one block (or finds it decompressed) and copies its box into the output.
+    fn read_block(
+        &self,
+        prep: &Prepared<'_>,
+        block: &BlockPlan,
+        bx: &mut BoxMut<'_>,
+        scratch: &mut Vec<u8>,
+    ) -> Result<()> {
+        let bnb = self.geom.block_nbytes();
+        let nblock = block.nblock;
+        let src: &[u8] = match (&prep.whole, &prep.block0) {
+            (Some(whole), _) => &whole[nblock * bnb..(nblock + 1) * bnb],
+            (None, Some(b0)) if nblock == 0 => b0,
+            _ => {
+                let in_place = if self.plan.contiguous(block) {
+                    bx.contiguous_mut()
+                } else {
+                    None
+                };
+                Counters::add(&self.counters.blocks_decompressed, 1);
+                if let Some(dst) = in_place {
+                    prep.decoder
+                        .decompress_block(nblock, dst, prep.block0.as_deref())?;
+                    Counters::add(&self.counters.blocks_in_place, 1);
+                    Counters::add(&self.counters.bytes_copied, dst.len());
+                    return Ok(());
+                }
+                scratch.resize(bnb, 0);
+                prep.decoder
+                    .decompress_block(nblock, scratch, prep.block0.as_deref())?;
+                scratch
+            }
+        };
+        let (base, steps) = block_walk(block, &self.sels, &self.block_strides);
+        let ts = self.geom.typesize();
+        let last = steps.len() - 1;
+        let counts = bx.counts().to_vec();
+        for_each_row(&counts, |outer| {
+            let at = row_start(base, &steps, outer);
+            let row = bx.row_mut(outer)?;
+            gather(src, at, steps[last], row, ts);
+            Counters::add(&self.counters.bytes_copied, row.len());
+            Ok(())
+        })
+    }
+}
+
+/// Where a block's selected items sit in its C-order buffer: the byte offset of the item for
+/// box position 0 and the signed byte step per box position along each dimension (negative
+/// where the selection runs backwards, so that the box is filled in output order).
+fn block_walk(
+    block: &BlockPlan,
+    sels: &[DimSelection],
+    block_strides: &[usize],
+) -> (isize, Vec<isize>) {
+    let mut base = 0usize;
+    let mut steps = Vec::with_capacity(sels.len());
+    for ((seg, sel), &bstride) in block.segments.iter().zip(sels).zip(block_strides) {
+        // With one item the step is never taken (and |step| may be huge).
+        let stride = if seg.count > 1 { sel.stride() } else { 0 };
+        let step = (stride * bstride) as isize;
+        if sel.reversed() {
+            base += (seg.offset + (seg.count - 1) * stride) * bstride;
+            steps.push(-step);
+        } else {
+            base += seg.offset * bstride;
+            steps.push(step);
+        }
+    }
+    (base as isize, steps)
+}
+
+/// The byte offset of box row `outer` (all dimensions but the last) given [`block_walk`].
+fn row_start(base: isize, steps: &[isize], outer: &[usize]) -> isize {
+    base + outer
+        .iter()
+        .zip(steps)
+        .map(|(&o, &s)| o as isize * s)
+        .sum::<isize>()
+}
+
+/// Calls `f` with every index of `counts[..n-1]` in C order (once, with `[]`, for one
+/// dimension or none).
+fn for_each_row(counts: &[usize], mut f: impl FnMut(&[usize]) -> Result<()>) -> Result<()> {
+    let outer = counts.len().saturating_sub(1);
+    if counts.contains(&0) {
+        return Ok(());
+    }
+    let mut idx = vec![0; outer];
+    loop {
+        f(&idx)?;
+        let mut d = outer;
+        loop {
+            if d == 0 {
+                return Ok(());
+            }
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < counts[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+/// Fills `row` (whole items) from `src`, item `q` from byte `at + q * step`.
+fn gather(src: &[u8], at: isize, step: isize, row: &mut [u8], ts: usize) {
+    if step == ts as isize {
+        let a = at as usize;
+        row.copy_from_slice(&src[a..a + row.len()]);
+    } else {
+        for (q, item) in row.chunks_exact_mut(ts).enumerate() {
+            let a = (at + q as isize * step) as usize;
+            item.copy_from_slice(&src[a..a + ts]);
+        }
+    }
+}
+
+/// Spreads `row` (whole items) into `dst`, item `q` to byte `at + q * step`.
+fn scatter(row: &[u8], dst: &mut [u8], at: isize, step: isize, ts: usize) {
+    if step == ts as isize {
+        let a = at as usize;
+        dst[a..a + row.len()].copy_from_slice(row);
+    } else {
+        for (q, item) in row.chunks_exact(ts).enumerate() {
+            let a = (at + q as isize * step) as usize;
+            dst[a..a + ts].copy_from_slice(item);
+        }
+    }
+}
+
+/// Writes `data`, a C-order array of `sel.shape()`, into the selection `sel` of an array of
+/// geometry `geom` whose chunks are in `store`; returns what it did.
+///
+/// Each touched chunk is rebuilt and compressed with `cparams` (typesize and blocksize set
+/// from `geom`, see [`Geometry::chunk_cparams`]), in parallel over chunks. A chunk the
+/// selection covers whole is rebuilt from zeros, any other from its decompressed bytes.
+///
+/// # Errors
+/// [`Error::InvalidParam`] if `data` is shorter than the selection or the store does not
+/// match `geom`; [`Error::InvalidHeader`] if a chunk to modify does not hold the array's chunk
+/// size; the store's errors; otherwise as [`crate::chunk::compress`] and
+/// [`crate::chunk::decompress`].
+pub fn set_slice<S: ChunkStore + ?Sized>(
+    ctx: &Context<'_>,
+    cparams: &CParams,
+    geom: &Geometry,
+    store: &mut S,
+    sel: &Selection,
+    data: &[u8],
+) -> Result<SliceStats> {
+    check_source(geom, &*store)?;
+    let plan = SlicePlan::new(geom, sel)?;
+    let ts = geom.typesize();
+    let needed = sel.nitems().and_then(|n| n.checked_mul(ts));
+    if needed.is_none_or(|n| data.len() < n) {
+        return Err(Error::InvalidParam(format!(
+            "{} bytes of data for a selection of {:?} items of {ts} bytes",
+            data.len(),
+            sel.shape()
+        )));
+    }
+    let counters = Counters::default();
+    let writer = Writer {
+        ctx,
+        cparams: geom.chunk_cparams(cparams),
+        geom,
+        sels: plan.sels().copied().collect(),
+        block_strides: c_strides(geom.inner().2).iter().map(|s| s * ts).collect(),
+        data_strides: c_strides(plan.inner_out()).iter().map(|s| s * ts).collect(),
+        data,
+        counters: &counters,
+    };
+    let per_batch = batch_chunks(geom.chunk_nbytes());
+    let mut t = 0;
+    while t < plan.nchunks() {
+        let end = (t + per_batch).min(plan.nchunks());
+        let chunks: Vec<ChunkPlan<'_>> = (t..end).map(|i| plan.chunk(i)).collect();
+        let rt = &ctx.runtime;
+        let bytes = chunks.len().saturating_mul(geom.chunk_nbytes());
+        let outer = job_threads(rt, cparams.nthreads, bytes).min(chunks.len());
+        // One chunk at a time uses the threads inside the chunk; several share them out.
+        let inner = if outer > 1 { 1 } else { cparams.nthreads };
+        let source: &S = store;
+        let built = rt.map_index(chunks.len(), outer, |i| {
+            writer.build(source, &chunks[i], inner)
+        })?;
+        for (chunk, bytes) in chunks.iter().zip(built) {
+            store.update_chunk(chunk.nchunk(), bytes)?;
+        }
+        Counters::add(&counters.chunks_written, chunks.len());
+        t = end;
+    }
+    Ok(counters.stats())
+}
+
+struct Writer<'w> {
+    ctx: &'w Context<'w>,
+    cparams: CParams,
+    geom: &'w Geometry,
+    sels: Vec<DimSelection>,
+    block_strides: Vec<usize>,
+    /// Byte strides of the caller's data (C order over the selection's shape).
+    data_strides: Vec<usize>,
+    data: &'w [u8],
+    counters: &'w Counters,
+}
+
+impl Writer<'_> {
+    /// The new bytes of touched chunk `chunk`, compressed on up to `nthreads` threads.
+    fn build<S: ChunkSource + ?Sized>(
+        &self,
+        source: &S,
+        chunk: &ChunkPlan<'_>,
+        nthreads: usize,
+    ) -> Result<Vec<u8>> {
+        let geom = self.geom;
+        let cnb = geom.chunk_nbytes();
+        let mut buf = zeroed(cnb)?;
+        if !chunk.covered() {
+            let old = source.chunk(chunk.nchunk())?;
+            let decoder = Decoder::new(self.ctx.registry, &old)?;
+            check_chunk(geom, chunk.nchunk(), &decoder)?;
+            decoder.decompress_on(&self.ctx.runtime, nthreads, &mut buf)?;
+            Counters::add(&self.counters.chunks_read, 1);
+            Counters::add(&self.counters.blocks_decompressed, decoder.header.nblocks());
+        }
+        let bnb = geom.block_nbytes();
+        let ts = geom.typesize();
+        for block in chunk.blocks() {
+            let dst = &mut buf[block.nblock * bnb..(block.nblock + 1) * bnb];
+            let (base, steps) = block_walk(&block, &self.sels, &self.block_strides);
+            let counts: Vec<usize> = block.segments.iter().map(|s| s.count).collect();
+            let row_len = counts[counts.len() - 1] * ts;
+            let last = steps.len() - 1;
+            for_each_row(&counts, |outer| {
+                let from: usize = block
+                    .segments
+                    .iter()
+                    .zip(outer.iter().chain(std::iter::once(&0)))
+                    .zip(&self.data_strides)
+                    .map(|((s, &o), &stride)| (s.out + o) * stride)
+                    .sum();
+                let row = &self.data[from..from + row_len];
+                scatter(row, dst, row_start(base, &steps, outer), steps[last], ts);
+                Counters::add(&self.counters.bytes_copied, row_len);
+                Ok(())
+            })?;
+        }
+        let cparams = CParams {
+            nthreads,
+            ..self.cparams.clone()
+        };
+        let mut out = zeroed(max_compressed_len(cnb))?;
+        let n = compress_ctx(self.ctx, &cparams, &buf, &mut out)?;
+        out.truncate(n);
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_in_c_order() {
+        let mut seen = Vec::new();
+        for_each_row(&[2, 3, 5], |o| {
+            seen.push(o.to_vec());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen.len(), 6);
+        assert_eq!(seen[0], [0, 0]);
+        assert_eq!(seen[5], [1, 2]);
+        let mut n = 0;
+        for_each_row(&[4], |o| {
+            assert!(o.is_empty());
+            n += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(n, 1);
+        for_each_row(&[2, 0, 3], |_| panic!("no rows")).unwrap();
+    }
+
+    #[test]
+    fn gather_and_scatter_steps() {
+        let src: Vec<u8> = (0..12).collect();
+        let mut row = [0u8; 6];
+        gather(&src, 10, -4, &mut row, 2);
+        assert_eq!(row, [10, 11, 6, 7, 2, 3]);
+        let mut dst = [0u8; 12];
+        scatter(&row, &mut dst, 0, 4, 2);
+        assert_eq!(dst, [10, 11, 0, 0, 6, 7, 0, 0, 2, 3, 0, 0]);
+    }
+}

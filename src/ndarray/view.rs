@@ -1,0 +1,382 @@
+//! A C-order N-d buffer that several threads fill at once, each through its own box.
+//!
+//! The slice engine decompresses blocks in parallel and copies each block's part of the
+//! selection straight into the caller's buffer. Those parts are disjoint boxes of the output
+//! (every output item comes from exactly one array item, which lies in exactly one block), but
+//! the borrow checker cannot see that through N-d index arithmetic. [`DisjointView`] is the one
+//! place that relies on it: it holds the buffer's `&mut` borrow, and [`DisjointView::subset`]
+//! is `unsafe` with the single requirement that boxes alive at the same time do not overlap.
+//! Everything a box then does (rows, the whole box when contiguous) is bounds-checked and safe.
+//! [`SliceOutput`] is the safe face the slice engine uses: its boxes are the blocks of a
+//! [`SlicePlan`], which are disjoint by construction, and each is handed out at most once.
+//!
+//! Model: zarrs `zarrs_codec/src/array_bytes_fixed_disjoint_view.rs`.
+//!
+//! ```
+//! use strata::ndarray::view::DisjointView;
+//! let mut out = vec![0u8; 4 * 6];
+//! let view = DisjointView::new(&mut out, &[4, 6], 1).unwrap();
+//! std::thread::scope(|s| {
+//!     for half in 0..2 {
+//!         let view = &view;
+//!         s.spawn(move || {
+//!             // SAFETY: the two boxes (rows 0..2 and rows 2..4) do not overlap.
+//!             let mut b = unsafe { view.subset(&[2 * half, 0], &[2, 6]) }.unwrap();
+//!             for r in 0..2 {
+//!                 b.row_mut(&[r]).unwrap().fill(half as u8 + 1);
+//!             }
+//!         });
+//!     }
+//! });
+//! assert_eq!(out[..12], [1; 12]);
+//! assert_eq!(out[12..], [2; 12]);
+//! ```
+
+use super::geometry::{c_strides, checked_prod};
+use super::plan::{BlockPlan, SlicePlan};
+use crate::error::{Error, Result};
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A mutable C-order buffer of `shape` items of `typesize` bytes, handing out non-overlapping
+/// sub-boxes to several threads.
+#[derive(Debug)]
+pub struct DisjointView<'a> {
+    ptr: *mut u8,
+    shape: Vec<usize>,
+    /// Byte strides of the buffer.
+    strides: Vec<usize>,
+    typesize: usize,
+    _buf: PhantomData<&'a mut [u8]>,
+}
+
+// SAFETY: the view owns the `&'a mut [u8]` borrow, so nothing else touches the buffer while it
+// lives. Bytes are plain data. Threads reach them only through boxes from `subset`, whose
+// contract is that boxes alive at the same time are disjoint: no byte is ever reachable from
+// two threads at once.
+unsafe impl Send for DisjointView<'_> {}
+// SAFETY: as for `Send`: shared use only creates boxes, which the `subset` contract keeps
+// disjoint.
+unsafe impl Sync for DisjointView<'_> {}
+
+impl<'a> DisjointView<'a> {
+    /// A view of the first `prod(shape) * typesize` bytes of `buf`, a C-order array of
+    /// `shape` items of `typesize` bytes.
+    ///
+    /// # Errors
+    /// [`Error::DestinationTooSmall`] if `buf` is shorter; [`Error::InvalidParam`] if the size
+    /// overflows or `typesize` is 0.
+    pub fn new(buf: &'a mut [u8], shape: &[usize], typesize: usize) -> Result<Self> {
+        let needed = checked_prod(shape)
+            .and_then(|n| n.checked_mul(typesize))
+            .filter(|_| typesize > 0)
+            .ok_or_else(|| {
+                Error::InvalidParam(format!("view of shape {shape:?} x {typesize} bytes"))
+            })?;
+        if buf.len() < needed {
+            return Err(Error::DestinationTooSmall {
+                needed,
+                available: buf.len(),
+            });
+        }
+        let strides = c_strides(shape).iter().map(|s| s * typesize).collect();
+        Ok(DisjointView {
+            ptr: buf.as_mut_ptr(),
+            shape: shape.to_vec(),
+            strides,
+            typesize,
+            _buf: PhantomData,
+        })
+    }
+
+    /// The view's shape, in items.
+    #[must_use]
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The box of `counts` items from `start` (item coordinates), for writing.
+    ///
+    /// # Safety
+    /// Subsets must not overlap: while the returned box is alive, no other box of this view
+    /// that shares an item with it may be alive, on this thread or any other.
+    ///
+    /// # Errors
+    /// [`Error::InvalidIndex`] if the box does not lie inside the view or is empty, or has not
+    /// one entry per dimension.
+    pub unsafe fn subset(&self, start: &[usize], counts: &[usize]) -> Result<BoxMut<'_>> {
+        let n = self.shape.len();
+        let inside = start.len() == n
+            && counts.len() == n
+            && (0..n).all(|d| {
+                counts[d] > 0
+                    && start[d]
+                        .checked_add(counts[d])
+                        .is_some_and(|e| e <= self.shape[d])
+            });
+        if !inside {
+            return Err(Error::InvalidIndex(format!(
+                "box at {start:?} of {counts:?} items in a view of {:?}",
+                self.shape
+            )));
+        }
+        let origin = start.iter().zip(&self.strides).map(|(s, t)| s * t).sum();
+        let row_len = counts.last().map_or(1, |&c| c) * self.typesize;
+        Ok(BoxMut {
+            view: self,
+            origin,
+            counts: counts.to_vec(),
+            row_len,
+        })
+    }
+}
+
+/// Write access to one box of a [`DisjointView`], on one thread.
+#[derive(Debug)]
+pub struct BoxMut<'v> {
+    view: &'v DisjointView<'v>,
+    /// Byte offset of the box's first item in the buffer.
+    origin: usize,
+    counts: Vec<usize>,
+    /// Bytes of one innermost run of the box.
+    row_len: usize,
+}
+
+impl BoxMut<'_> {
+    /// The box's extent, in items.
+    #[must_use]
+    pub fn counts(&self) -> &[usize] {
+        &self.counts
+    }
+
+    /// The innermost run of the box at `outer` (box coordinates of every dimension but the
+    /// last): `counts[last] * typesize` bytes. For a 0-d view, the one item.
+    ///
+    /// # Errors
+    /// [`Error::InvalidIndex`] if `outer` lies outside the box.
+    pub fn row_mut(&mut self, outer: &[usize]) -> Result<&mut [u8]> {
+        let n = self.counts.len();
+        let inner = n.saturating_sub(1);
+        if outer.len() != inner || outer.iter().zip(&self.counts).any(|(o, c)| o >= c) {
+            return Err(Error::InvalidIndex(format!(
+                "row {outer:?} of a box of {:?} items",
+                self.counts
+            )));
+        }
+        let at = self.origin
+            + outer
+                .iter()
+                .zip(&self.view.strides)
+                .map(|(o, s)| o * s)
+                .sum::<usize>();
+        // SAFETY: the box lies inside the view (checked by `subset`) and `outer` inside the
+        // box, so `at..at + row_len` lies inside the buffer borrowed for 'a. The row belongs to
+        // this box, which no other live box overlaps (`subset`'s contract), and `&mut self`
+        // keeps a single row of this box alive at a time: the bytes are not aliased.
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.view.ptr.add(at), self.row_len) })
+    }
+
+    /// The whole box as one slice, when its items are contiguous in the view (after the
+    /// first dimension with more than one item, every dimension spans the whole view).
+    pub fn contiguous_mut(&mut self) -> Option<&mut [u8]> {
+        let mut seen_long = false;
+        for (&c, &s) in self.counts.iter().zip(&self.view.shape) {
+            if seen_long && c != s {
+                return None;
+            }
+            seen_long |= c > 1;
+        }
+        let len = self.counts.iter().product::<usize>() * self.view.typesize;
+        // SAFETY: the items are contiguous (checked above), so the box is the byte range
+        // `origin..origin + len`, inside the buffer (`subset` checked the box). Only this box
+        // reaches those bytes (`subset`'s contract), and `&mut self` keeps this slice unique
+        // among this box's accessors.
+        Some(unsafe { std::slice::from_raw_parts_mut(self.view.ptr.add(self.origin), len) })
+    }
+}
+
+/// The destination of a slice read: a [`DisjointView`] of the plan's output whose boxes are
+/// the plan's touched blocks, numbered as tasks (block `k` of touched chunk `t` is task
+/// `first_task(t) + k`), each handed out at most once.
+#[derive(Debug)]
+pub struct SliceOutput<'a, 'p> {
+    view: DisjointView<'a>,
+    plan: &'p SlicePlan,
+    /// First task of each touched chunk, and the total at the end.
+    first: Vec<usize>,
+    /// One bit per task: handed out.
+    claimed: Vec<AtomicU64>,
+}
+
+impl<'a, 'p> SliceOutput<'a, 'p> {
+    /// The output of `plan` in `buf`, items of `typesize` bytes.
+    ///
+    /// # Errors
+    /// As [`DisjointView::new`] for the plan's output shape; [`Error::MemoryAlloc`] if the
+    /// task table cannot be reserved.
+    pub fn new(buf: &'a mut [u8], plan: &'p SlicePlan, typesize: usize) -> Result<Self> {
+        let view = DisjointView::new(buf, plan.inner_out(), typesize)?;
+        let n = plan.nchunks();
+        let mut first = Vec::new();
+        first
+            .try_reserve_exact(n + 1)
+            .map_err(|_| Error::MemoryAlloc(n + 1))?;
+        let mut total = 0usize;
+        for t in 0..n {
+            first.push(total);
+            total = total
+                .checked_add(plan.chunk(t).nblocks())
+                .ok_or_else(|| Error::InvalidParam("too many blocks".into()))?;
+        }
+        first.push(total);
+        let words = total.div_ceil(64);
+        let mut claimed = Vec::new();
+        claimed
+            .try_reserve_exact(words)
+            .map_err(|_| Error::MemoryAlloc(words * 8))?;
+        claimed.resize_with(words, || AtomicU64::new(0));
+        Ok(SliceOutput {
+            view,
+            plan,
+            first,
+            claimed,
+        })
+    }
+
+    /// The first task of touched chunk `t`; `first_task(plan.nchunks())` is the task count.
+    #[must_use]
+    pub fn first_task(&self, t: usize) -> usize {
+        self.first[t.min(self.first.len() - 1)]
+    }
+
+    /// Task `i`: the touched chunk `t` it belongs to, its block, and the block's box in the
+    /// output, for writing.
+    ///
+    /// # Errors
+    /// [`Error::InvalidIndex`] if there is no task `i` or it was handed out before.
+    pub fn task(&self, i: usize) -> Result<(usize, BlockPlan, BoxMut<'_>)> {
+        let ntasks = self.first[self.first.len() - 1];
+        if i >= ntasks {
+            return Err(Error::InvalidIndex(format!("task {i} of {ntasks}")));
+        }
+        let bit = 1u64 << (i % 64);
+        if self.claimed[i / 64].fetch_or(bit, Ordering::Relaxed) & bit != 0 {
+            return Err(Error::InvalidIndex(format!("task {i} handed out twice")));
+        }
+        // The chunk whose task range holds i: the last one starting at or before it.
+        let t = self.first.partition_point(|&f| f <= i) - 1;
+        let chunk = self.plan.chunk(t);
+        let block = chunk.block(i - self.first[t]);
+        let start: Vec<usize> = block.segments.iter().map(|s| s.out).collect();
+        let counts: Vec<usize> = block.segments.iter().map(|s| s.count).collect();
+        // SAFETY: the box is this block's part of the plan's output. Along each dimension the
+        // plan's segments cover disjoint output ranges (each selected index falls in one
+        // block), and the tasks of a plan are distinct products of segments, so the boxes of
+        // two distinct tasks differ along some dimension and share no item. The view's shape
+        // is the plan's output shape, and each task is handed out once (the claim bit above),
+        // so no two live boxes from this output overlap.
+        let bx = unsafe { self.view.subset(&start, &counts) }?;
+        Ok((t, block, bx))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_land_where_c_order_says() {
+        let mut buf = vec![0u8; 3 * 4 * 5 * 2];
+        let view = DisjointView::new(&mut buf, &[3, 4, 5], 2).unwrap();
+        // SAFETY: the only box.
+        let mut b = unsafe { view.subset(&[1, 2, 1], &[2, 2, 3]) }.unwrap();
+        assert_eq!(b.counts(), [2, 2, 3]);
+        for i in 0..2 {
+            for j in 0..2 {
+                let row = b.row_mut(&[i, j]).unwrap();
+                assert_eq!(row.len(), 6);
+                row.fill(1 + (i * 2 + j) as u8);
+            }
+        }
+        assert!(b.row_mut(&[2, 0]).is_err());
+        assert!(b.row_mut(&[0]).is_err());
+        assert!(b.contiguous_mut().is_none());
+        let at = |i: usize, j: usize, k: usize| buf[((i * 4 + j) * 5 + k) * 2];
+        assert_eq!(at(1, 2, 1), 1);
+        assert_eq!(at(1, 3, 3), 2);
+        assert_eq!(at(2, 2, 2), 3);
+        assert_eq!(at(2, 3, 1), 4);
+        assert_eq!(at(2, 3, 4), 0);
+        assert_eq!(at(0, 2, 1), 0);
+        assert_eq!(buf.iter().filter(|&&b| b != 0).count(), 24);
+    }
+
+    #[test]
+    fn contiguous_boxes() {
+        let mut buf = vec![0u8; 24];
+        let view = DisjointView::new(&mut buf, &[4, 6], 1).unwrap();
+        // SAFETY: boxes are used one at a time.
+        let mut b = unsafe { view.subset(&[1, 0], &[2, 6]) }.unwrap();
+        b.contiguous_mut().unwrap().fill(7);
+        // SAFETY: the previous box is no longer used.
+        let mut b = unsafe { view.subset(&[3, 2], &[1, 3]) }.unwrap();
+        b.contiguous_mut().unwrap().fill(9);
+        assert_eq!(buf[6..18], [7; 12]);
+        assert_eq!(buf[20..23], [9; 3]);
+        assert_eq!(buf.iter().filter(|&&b| b != 0).count(), 15);
+    }
+
+    #[test]
+    fn bad_boxes_are_errors() {
+        let mut buf = vec![0u8; 24];
+        assert!(DisjointView::new(&mut buf, &[5, 5], 1).is_err());
+        assert!(DisjointView::new(&mut buf, &[4, 6], 0).is_err());
+        let view = DisjointView::new(&mut buf, &[4, 6], 1).unwrap();
+        // SAFETY: none of these boxes is created.
+        unsafe {
+            assert!(view.subset(&[3, 0], &[2, 6]).is_err());
+            assert!(view.subset(&[0, 0], &[0, 6]).is_err());
+            assert!(view.subset(&[0], &[1]).is_err());
+            assert!(view.subset(&[usize::MAX, 0], &[1, 1]).is_err());
+        }
+    }
+
+    #[test]
+    fn zero_d_view_is_one_item() {
+        let mut buf = vec![0u8; 8];
+        let view = DisjointView::new(&mut buf, &[], 8).unwrap();
+        // SAFETY: the only box.
+        let mut b = unsafe { view.subset(&[], &[]) }.unwrap();
+        b.row_mut(&[]).unwrap().fill(3);
+        assert_eq!(buf, [3; 8]);
+    }
+
+    #[test]
+    fn slice_output_hands_each_block_out_once() {
+        use crate::format::b2nd::B2ndMeta;
+        use crate::ndarray::{Geometry, Selection, Slice};
+        let meta = B2ndMeta::new(vec![5, 7], vec![4, 4], vec![2, 3], "|u1").unwrap();
+        let g = Geometry::new(&meta, 1).unwrap();
+        let sel = Selection::new(g.shape(), &[Slice::FULL, Slice::FULL.step_by(-2)]).unwrap();
+        let plan = SlicePlan::new(&g, &sel).unwrap();
+        let mut buf = vec![0u8; 5 * 4];
+        let out = SliceOutput::new(&mut buf, &plan, 1).unwrap();
+        let ntasks = out.first_task(plan.nchunks());
+        let mut items = 0;
+        for i in 0..ntasks {
+            let (_, block, mut bx) = out.task(i).unwrap();
+            items += block.segments.iter().map(|s| s.count).product::<usize>();
+            for r in 0..bx.counts()[0] {
+                for b in bx.row_mut(&[r]).unwrap() {
+                    *b += 1;
+                }
+            }
+        }
+        assert_eq!(items, 20);
+        assert_eq!(out.task(0).unwrap_err().code(), -33);
+        assert_eq!(out.task(ntasks).unwrap_err().code(), -33);
+        drop(out);
+        // every output item written exactly once
+        assert_eq!(buf, [1; 20]);
+    }
+}
