@@ -631,6 +631,24 @@ fn bench_reports_every_configuration() {
         .map(|r| r["nthreads"].as_u64().unwrap())
         .collect();
     assert_eq!(nthreads, [1, 2, 1, 2, 1, 2, 1, 2]);
+    // Each measure has exactly one winner, and it is the row with the top value.
+    for (key, label) in [
+        ("cratio", "best ratio"),
+        ("compress_gbps", "fastest compression"),
+        ("decompress_gbps", "fastest decompression"),
+    ] {
+        let winners: Vec<_> = rows
+            .iter()
+            .filter(|r| r["best"].as_array().unwrap().iter().any(|b| b == label))
+            .collect();
+        assert_eq!(winners.len(), 1, "{label}");
+        let top = rows.iter().map(|r| r[key].as_f64().unwrap()).fold(0.0, f64::max);
+        assert_eq!(winners[0][key].as_f64().unwrap(), top, "{label}");
+    }
+    // Comma-separated lists sweep the same way.
+    let mut args = vec!["bench", &input, "--json", "--runs", "1"];
+    args.extend("--codec lz4,zstd --clevel 1 --filter shuffle,bitshuffle".split(' '));
+    assert_eq!(ok(&strata(&args)).lines().count(), 4);
     // One thread unless asked.
     let table = ok(&strata(&[
         "bench",
@@ -644,15 +662,21 @@ fn bench_reports_every_configuration() {
         "--runs",
         "1",
     ]));
-    assert_eq!(table.lines().count(), 4, "{table}");
+    // A header, three rows (one per default filter), then the three winners.
+    assert_eq!(table.lines().count(), 7, "{table}");
     assert!(table.starts_with("codec"));
     assert!(
         table
             .lines()
             .skip(1)
+            .take(3)
             .all(|l| l.split_whitespace().nth(4) == Some("1")),
         "{table}"
     );
+    for label in ["best ratio", "fastest compression", "fastest decompression"] {
+        assert_eq!(table.matches(&format!("<- {label}")).count(), 1, "{table}");
+        assert!(table.lines().any(|l| l.starts_with(label)), "{table}");
+    }
 }
 
 #[test]
