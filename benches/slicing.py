@@ -1,6 +1,6 @@
 """Hyperplane slicing of b2nd arrays: Strata against python-blosc2, h5py (Blosc2 filter) and zarr.
 
-Usage: slicing.py [--quick] [--repeat R] [--nthreads N] [--seed S] [--json OUT]
+Usage: slicing.py [--quick] [--repeat R] [--rounds N] [--nthreads N] [--seed S] [--json OUT]
                   [--strata-bench PATH] [--workdir DIR]
 
 What it measures. For each of the three shapes of the Caterva study (--quick: small shapes of
@@ -16,7 +16,7 @@ The libraries:
   `blosc2.open(path)[idx]` (C-Blosc2's b2nd_get_slice_cbuffer, which decompresses only the blocks
   the slice touches).
 - strata: the example `slice_bench` reads the very same `.b2nd` file (same compressed bytes). It is
-  run once per axis (interface below); when its binary is missing the table says
+  run once per axis and round (interface below); when its binary is missing the table says
   "strata: not available" and no Strata number is shown.
 - h5py: HDF5 with hdf5plugin's Blosc2 filter (ID 32026), the same chunks. HDF5 has no blocks of
   its own: the filter stores each chunk as a b2nd frame whose blockshape it chooses itself (recorded
@@ -29,9 +29,12 @@ axis, a cross term, normal noise of 0.05 (PCG64, --seed), rounded to multiples o
 data measured to about three decimals are; values about 15 +- 30.
 
 Same treatment for all:
-- warm OS page cache: each library's files are read whole just before its timed reads;
-- each library opens its file once per shape (Strata: once per axis) and makes one untimed read
-  of the first index before the timed reads of each axis;
+- warm OS page cache: every library's file is read whole before the timed reads of each shape;
+- the libraries take turns: the R indices of an axis are cut into --rounds parts (default 4), and
+  each part is read by every library in turn, the order rotating from round to round, so that
+  the load of a shared machine falls on all alike;
+- each peer opens its file once per shape and makes one untimed read per axis before its timed
+  reads; Strata's slice_bench runs once per axis and round, with one untimed read of its own;
 - no library-level cache of chunks: h5py opens with rdcc_nbytes=0 (HDF5's chunk cache off),
   zarr's local store has none, python-blosc2 opens without cache_dir (it then has none);
 - threads: --nthreads (default 1) for decompression everywhere: python-blosc2's dparams, the HDF5
@@ -323,80 +326,110 @@ def open_peer(lib: str, path: Path, nthreads: int):
     raise ValueError(lib)
 
 
-def time_peer(lib: str, path: Path, case: Case, plan: dict[int, list[int]], arr, nthreads: int) -> dict[int, dict]:
-    """Per axis: the seconds of each timed hyperplane read and whether all equal NumPy's."""
+def read_peer(a, axis: int, indices: list[int], arr) -> dict:
+    """Timed reads by a peer's open array `a` of the hyperplanes at `indices`: the seconds of each,
+    and the indices whose hyperplane differs from NumPy's."""
     import numpy as np
 
-    warm(path)
-    a, close = open_peer(lib, path, nthreads)
-    results = {}
+    times, mismatches = [], []
+    for i in indices:
+        key = hyperplane_key(arr.ndim, axis, i)
+        gc.disable()
+        start = time.perf_counter()
+        got = a[key]
+        elapsed = time.perf_counter() - start
+        gc.enable()
+        times.append(elapsed)
+        if not (isinstance(got, np.ndarray) and got.dtype == arr.dtype and np.array_equal(got, arr[key])):
+            mismatches.append(i)
+    return {"times_s": times, "mismatches": mismatches}
+
+
+class StrataFailed(Exception):
+    """Strata's slice_bench failed or answered off its interface."""
+
+
+def read_strata(binary: Path, path: Path, case: Case, axis: int, indices: list[int], arr, nthreads: int,
+                scratch: Path) -> dict:
+    """One run of Strata's slice_bench on `path` (the `.b2nd` python-blosc2 wrote): its times, the
+    indices whose dumped hyperplane differs from NumPy's, and the blocks and chunks it says it
+    decompressed and touched. StrataFailed if it fails or answers off the interface."""
+    import numpy as np
+
+    dump = scratch / f"strata-{case.name}-axis{axis}.raw"
+    cmd = [str(binary), str(path), "--axis", str(axis), "--indices", ",".join(map(str, indices)),
+           "--nthreads", str(nthreads), "--warmup", "1", "--dump", str(dump)]
     try:
-        for axis, indices in plan.items():
-            a[hyperplane_key(arr.ndim, axis, indices[0])]  # untimed first read
-            times, mismatches = [], []
-            for i in indices:
-                key = hyperplane_key(arr.ndim, axis, i)
-                gc.disable()
-                start = time.perf_counter()
-                got = a[key]
-                elapsed = time.perf_counter() - start
-                gc.enable()
-                times.append(elapsed)
-                if not (isinstance(got, np.ndarray) and got.dtype == arr.dtype and np.array_equal(got, arr[key])):
-                    mismatches.append(i)
-            results[axis] = {"times_s": times, "median_s": statistics.median(times), "mismatches": mismatches}
-    finally:
-        close()
-    return results
-
-
-def time_strata(binary: Path, path: Path, case: Case, plan: dict[int, list[int]], arr, nthreads: int,
-                scratch: Path) -> dict[int, dict]:
-    """Strata's slice_bench on the `.b2nd` python-blosc2 wrote, one run per axis; its dumped
-    hyperplanes are compared with NumPy's and its block counts with the theory."""
-    import numpy as np
-
-    warm(path)
-    results = {}
-    for axis, indices in plan.items():
-        dump = scratch / f"strata-{case.name}-axis{axis}.raw"
-        cmd = [str(binary), str(path), "--axis", str(axis), "--indices", ",".join(map(str, indices)),
-               "--nthreads", str(nthreads), "--warmup", "1", "--dump", str(dump)]
         res = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if res.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)} exited {res.returncode}: {res.stderr.strip()}")
+            raise StrataFailed(f"{' '.join(cmd)} exited {res.returncode}: {res.stderr.strip()}")
         lines = res.stdout.strip().splitlines()
         if not lines:
-            raise RuntimeError(f"{' '.join(cmd)} printed nothing")
+            raise StrataFailed(f"{' '.join(cmd)} printed nothing")
         out = json.loads(lines[-1])
-        for field_name in ("times_s", "blocks_decompressed", "chunks_touched"):
-            if len(out.get(field_name, [])) != len(indices):
-                raise RuntimeError(f"slice_bench: {field_name} has {len(out.get(field_name, []))} entries, "
-                                   f"expected {len(indices)}")
+        for name in ("times_s", "blocks_decompressed", "chunks_touched"):
+            if len(out.get(name, [])) != len(indices):
+                raise StrataFailed(f"slice_bench: {name} has {len(out.get(name, []))} entries, expected {len(indices)}")
         if out.get("axis") != axis or out.get("indices") != indices:
-            raise RuntimeError(f"slice_bench answered for axis {out.get('axis')} indices {out.get('indices')}")
+            raise StrataFailed(f"slice_bench answered for axis {out.get('axis')}, indices {out.get('indices')}")
         planes = np.fromfile(dump, dtype=arr.dtype.newbyteorder("<"))
         dump.unlink()
-        per = theory(case, axis)["hyperplane_bytes"] // case.itemsize
-        mismatches = []
-        if planes.size != per * len(indices):
-            mismatches = list(indices)
-        else:
-            for n, i in enumerate(indices):
-                key = hyperplane_key(arr.ndim, axis, i)
-                if not np.array_equal(planes[n * per:(n + 1) * per], arr[key].ravel()):
-                    mismatches.append(i)
-        expected = theory(case, axis)
-        results[axis] = {
-            "times_s": out["times_s"],
-            "median_s": statistics.median(out["times_s"]),
-            "reported_median_s": out.get("median_s"),
-            "blocks_decompressed": out["blocks_decompressed"],
-            "chunks_touched": out["chunks_touched"],
-            "blocks_as_theory": all(b == expected["b2nd_blocks"] for b in out["blocks_decompressed"]),
-            "chunks_as_theory": all(c == expected["chunks"] for c in out["chunks_touched"]),
-            "mismatches": mismatches,
-        }
+    except (OSError, ValueError, AttributeError) as e:  # cannot run, not JSON, no dump
+        raise StrataFailed(f"{' '.join(cmd)}: {e}") from e
+    per = theory(case, axis)["hyperplane_bytes"] // case.itemsize
+    if planes.size != per * len(indices):
+        mismatches = list(indices)
+    else:
+        mismatches = [i for n, i in enumerate(indices)
+                      if not np.array_equal(planes[n * per:(n + 1) * per], arr[hyperplane_key(arr.ndim, axis, i)].ravel())]
+    return {"times_s": out["times_s"], "mismatches": mismatches,
+            "blocks_decompressed": out["blocks_decompressed"], "chunks_touched": out["chunks_touched"]}
+
+
+def rounds_of(indices: list[int], rounds: int) -> list[list[int]]:
+    """`indices` cut into `rounds` consecutive parts, as even as can be."""
+    n = len(indices)
+    return [indices[r * n // rounds:(r + 1) * n // rounds] for r in range(rounds)]
+
+
+def time_case(case: Case, files: dict[str, Path], plan: dict[int, list[int]], arr, nthreads: int, rounds: int,
+              strata_bin: Path | None, scratch: Path) -> dict[int, dict[str, dict]]:
+    """Per axis and library: every timed read (in index order), its median, and the checks.
+
+    The libraries take turns: the indices of an axis are cut into `rounds` parts, and each part is
+    read by every library in turn, the order rotating from round to round, so that the load of a
+    shared machine falls on all of them alike. Each peer opens its file once (after reading it
+    whole into the page cache) and makes one untimed read per axis first; Strata's slice_bench
+    runs once per axis and round, with one untimed read of its own."""
+    libs = [lib for lib in LIBRARIES if lib != "strata" or strata_bin is not None]
+    for lib in libs:
+        warm(files["blosc2" if lib == "strata" else lib])
+    handles = {lib: open_peer(lib, files[lib], nthreads) for lib in PEERS}
+    results: dict[int, dict[str, dict]] = {}
+    try:
+        for axis, indices in plan.items():
+            per_lib = {lib: {"times_s": [], "mismatches": []} for lib in libs}
+            for lib in PEERS:
+                handles[lib][0][hyperplane_key(arr.ndim, axis, indices[0])]  # untimed first read
+            for r, part in enumerate(rounds_of(indices, rounds)):
+                for lib in libs[r % len(libs):] + libs[:r % len(libs)]:
+                    if lib == "strata":
+                        got = read_strata(strata_bin, files["blosc2"], case, axis, part, arr, nthreads, scratch)
+                    else:
+                        got = read_peer(handles[lib][0], axis, part, arr)
+                    for key, value in got.items():
+                        per_lib[lib].setdefault(key, []).extend(value)
+            for r in per_lib.values():
+                r["median_s"] = statistics.median(r["times_s"])
+            if "strata" in per_lib:
+                t = theory(case, axis)
+                s = per_lib["strata"]
+                s["blocks_as_theory"] = all(b == t["b2nd_blocks"] for b in s["blocks_decompressed"])
+                s["chunks_as_theory"] = all(c == t["chunks"] for c in s["chunks_touched"])
+            results[axis] = per_lib
+    finally:
+        for _, close in handles.values():
+            close()
     return results
 
 
@@ -475,6 +508,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small shapes of the same kind (CI smoke test)")
     ap.add_argument("--repeat", type=int, help="random hyperplanes per axis (default 20; --quick 3)")
+    ap.add_argument("--rounds", type=int, default=4,
+                    help="the libraries take turns this many times per axis, each reading its share of the indices")
     ap.add_argument("--nthreads", type=int, default=1, help="decompression threads for every library")
     ap.add_argument("--seed", type=int, default=0, help="seed of the data's noise and of the indices")
     ap.add_argument("--json", type=Path, help="write every number (and every time) here")
@@ -508,6 +543,7 @@ def main(argv: list[str] | None = None) -> int:
         "config": {
             "quick": args.quick,
             "repeat": repeat,
+            "rounds": min(args.rounds, repeat),
             "nthreads": args.nthreads,
             "seed": args.seed,
             "codec": "lz4",
@@ -515,9 +551,10 @@ def main(argv: list[str] | None = None) -> int:
             "filters": ["shuffle"],
             "dtype": "float64",
             "data": f"field(shape, seed): smooth sines + {NOISE} N(0,1) noise, rounded to 1/1024",
-            "caches": "page cache warm (files read whole before each library's reads); one open per "
-                      "library and shape; one untimed read per axis; h5py rdcc_nbytes=0; zarr local "
-                      "store, no cache; python-blosc2 without cache_dir",
+            "caches": "page cache warm (files read whole before each shape's reads); peers open once per "
+                      "shape, slice_bench once per axis and round; one untimed read per axis (and per "
+                      "slice_bench run); h5py rdcc_nbytes=0; zarr local store, no cache; python-blosc2 "
+                      "without cache_dir",
             "cpu": cpu_model(),
             "cores": os.cpu_count(),
             "versions": versions(),
@@ -550,19 +587,15 @@ def main(argv: list[str] | None = None) -> int:
                     files[lib].unlink()
                 c["libraries"][lib] = writer(case, arr, files[lib])
             plan = {axis: draw_indices(case, axis, repeat, args.seed) for axis in range(len(case.shape))}
-            timings = {lib: time_peer(lib, files[lib], case, plan, arr, args.nthreads) for lib in PEERS}
-            if strata_note is None:
-                try:
-                    timings["strata"] = time_strata(strata_bin, files["blosc2"], case, plan, arr, args.nthreads, workdir)
-                except (RuntimeError, OSError, ValueError) as e:
-                    failures.append(f"{case.name}: strata failed: {e}")
+            try:
+                timings = time_case(case, files, plan, arr, args.nthreads, min(args.rounds, repeat),
+                                    strata_bin if strata_note is None else None, workdir)
+            except StrataFailed as e:  # the peers run again alone; the failure is reported
+                failures.append(f"{case.name}: strata failed: {e}")
+                timings = time_case(case, files, plan, arr, args.nthreads, min(args.rounds, repeat), None, workdir)
             for axis, indices in plan.items():
-                ax = {"axis": axis, "indices": indices, "theory": theory(case, axis), "results": {}}
-                for lib in LIBRARIES:
-                    if lib not in timings:
-                        continue
-                    r = timings[lib][axis]
-                    ax["results"][lib] = r
+                ax = {"axis": axis, "indices": indices, "theory": theory(case, axis), "results": timings[axis]}
+                for lib, r in timings[axis].items():
                     if r["mismatches"]:
                         failures.append(f"{case.name} axis {axis}: {lib} differs from NumPy at {r['mismatches']}")
                     if lib == "strata" and not (r["blocks_as_theory"] and r["chunks_as_theory"]):

@@ -11,7 +11,6 @@ import json
 import math
 import subprocess
 import sys
-from pathlib import Path
 
 import blosc2
 import numpy as np
