@@ -421,6 +421,7 @@ def time_case(case: Case, files: dict[str, Path], plan: dict[int, list[int]], ar
                         per_lib[lib].setdefault(key, []).extend(value)
             for r in per_lib.values():
                 r["median_s"] = statistics.median(r["times_s"])
+                r["min_s"] = min(r["times_s"])
             if "strata" in per_lib:
                 t = theory(case, axis)
                 s = per_lib["strata"]
@@ -557,6 +558,7 @@ def main(argv: list[str] | None = None) -> int:
                       "without cache_dir",
             "cpu": cpu_model(),
             "cores": os.cpu_count(),
+            "loadavg_at_start": list(os.getloadavg()),
             "versions": versions(),
             "strata_bench": str(strata_bin) if strata_note is None else None,
             "strata_note": strata_note,
@@ -567,7 +569,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Hyperplane slicing, {'quick' if args.quick else 'full'} shapes; LZ4 clevel {CLEVEL} + shuffle; "
           f"median of {repeat} random hyperplanes per axis; {args.nthreads} decompression thread(s); warm page cache")
     print("  " + ", ".join(f"{k} {v}" for k, v in cfg["versions"].items()))
-    print(f"  cpu: {cfg['cpu']}, {cfg['cores']} cores")
+    print(f"  cpu: {cfg['cpu']}, {cfg['cores']} cores, load average {cfg['loadavg_at_start'][0]:.2f} at the start")
     print("  columns: chunks / b2nd blocks touched by one hyperplane and MB each kind of reader must "
           "decompress (theory); median ms; speed-ups = peer time / Strata time (S/...) and / python-blosc2 (b2/...)")
     if strata_note:
@@ -610,13 +612,15 @@ def main(argv: list[str] | None = None) -> int:
         if cleanup is not None:
             cleanup.cleanup()
 
+    report["config"]["loadavg_at_end"] = list(os.getloadavg())
     report["failures"] = failures
     if args.json:
         args.json.write_text(json.dumps(report, indent=1) + "\n")
     if failures:
         print("\nFAILED:\n  " + "\n  ".join(failures))
         return 1
-    print("\nall hyperplanes equal NumPy's" + ("" if strata_note else "; Strata's block counts match the geometry"))
+    print(f"\nload average {report['config']['loadavg_at_end'][0]:.2f} at the end (other processes share the cores)")
+    print("all hyperplanes equal NumPy's" + ("" if strata_note else "; Strata's block counts match the geometry"))
     return 0
 
 
