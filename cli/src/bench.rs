@@ -3,7 +3,9 @@
 //! then the median of `--runs` timed passes over all chunks. Speeds are in GB/s (10^9 bytes)
 //! of uncompressed data.
 
+use crate::human;
 use crate::input::read_input;
+use crate::progress::bytes_bar;
 use crate::options::{filter_slots, parse_codec, parse_filter, CodecChoice, FilterSpec};
 use anyhow::{bail, Context, Result};
 use clap::{value_parser, Args};
@@ -16,32 +18,33 @@ use strata::chunk::{
 };
 use strata::format::chunk::{filter_id, MAX_BUFFERSIZE};
 
-/// Arguments of `strata bench`. Every list option repeats (`--codec lz4 --codec zstd`); the
-/// sweep is their product.
+/// Arguments of `strata bench`. Every list option takes several values, repeated or
+/// comma-separated (`--codec lz4,zstd`); the sweep is their product.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// Raw bytes, or a C-order .npy file.
     file: PathBuf,
-    /// One JSON object per configuration and line, instead of a table.
+    /// One JSON object per configuration and line (with `best` naming what it wins), instead
+    /// of a table.
     #[arg(long)]
     json: bool,
     /// Codecs to sweep [default: blosclz, lz4, lz4hc, zlib, zstd].
-    #[arg(long = "codec", value_name = "CODEC", value_parser = parse_codec)]
+    #[arg(long = "codec", value_name = "CODEC", value_parser = parse_codec, value_delimiter = ',')]
     codecs: Vec<CodecChoice>,
     /// Compression levels to sweep [default: 1, 5, 9].
-    #[arg(long = "clevel", value_name = "CLEVEL", value_parser = value_parser!(u8).range(0..=9))]
+    #[arg(long = "clevel", value_name = "CLEVEL", value_parser = value_parser!(u8).range(0..=9), value_delimiter = ',')]
     clevels: Vec<u8>,
     /// Filters to sweep, one per configuration, in slot 0 [default: noshuffle, shuffle, bitshuffle].
-    #[arg(long = "filter", value_name = "FILTER", value_parser = parse_filter)]
+    #[arg(long = "filter", value_name = "FILTER", value_parser = parse_filter, value_delimiter = ',')]
     filters: Vec<FilterSpec>,
     /// Item sizes to sweep [default: the .npy dtype's, else 4].
-    #[arg(long = "typesize", value_name = "TYPESIZE", value_parser = value_parser!(u64).range(1..))]
+    #[arg(long = "typesize", value_name = "TYPESIZE", value_parser = value_parser!(u64).range(1..), value_delimiter = ',')]
     typesizes: Vec<u64>,
     /// Threads per chunk to sweep; 0 = the runtime's default [default: 1].
-    #[arg(long = "nthreads", value_name = "NTHREADS")]
+    #[arg(long = "nthreads", value_name = "NTHREADS", value_delimiter = ',')]
     nthreads: Vec<usize>,
     /// Block sizes in bytes to sweep; 0 = C-Blosc2's choice [default: 0].
-    #[arg(long = "blocksize", value_name = "BYTES")]
+    #[arg(long = "blocksize", value_name = "BYTES", value_delimiter = ',')]
     blocksizes: Vec<usize>,
     /// Bytes per chunk (the last chunk may be shorter).
     #[arg(long, default_value_t = 4 << 20, value_parser = value_parser!(u64).range(1..=MAX_BUFFERSIZE as u64))]
@@ -108,23 +111,6 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let runs = usize::try_from(args.runs)?;
 
     let mut out = std::io::stdout().lock();
-    if !args.json {
-        writeln!(
-            out,
-            "{:<8} {:>6} {:<14} {:>8} {:>8} {:>9} {:>12} {:>12} {:>8} {:>14} {:>16}",
-            "codec",
-            "clevel",
-            "filter",
-            "typesize",
-            "nthreads",
-            "blocksize",
-            "nbytes",
-            "cbytes",
-            "cratio",
-            "compress GB/s",
-            "decompress GB/s"
-        )?;
-    }
     let (clevels, filters, typesizes, nthreads, blocksizes) =
         (&clevels, &filters, &typesizes, &nthreads, &blocksizes);
     let configs = codecs.iter().flat_map(|codec| {
@@ -140,6 +126,9 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             })
         })
     });
+    let configs: Vec<_> = configs.collect();
+    let bar = bytes_bar("benchmarking", configs.len() as u64);
+    let mut rows = Vec::with_capacity(configs.len());
     for (codec, clevel, filter, typesize, nthreads, blocksize) in configs {
         let (filters, filters_meta) = filter_slots(std::slice::from_ref(filter), typesize)?;
         let cparams = CParams {
@@ -159,39 +148,94 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         let lossy = filter.id == filter_id::TRUNC_PREC;
         let m =
             measure(&cparams, &chunks, runs, lossy).with_context(|| format!("{name}: {config}"))?;
-        let cratio = m.nbytes as f64 / m.cbytes as f64;
         let gbps = |t: Duration| m.nbytes as f64 / t.as_secs_f64() / 1e9;
-        if args.json {
-            let row = json!({
-                "codec": codec.name,
-                "clevel": clevel,
-                "filter": filter.text,
-                "typesize": typesize,
-                "nthreads": nthreads,
-                "chunk_bytes": chunk_bytes,
-                "blocksize": blocksize,
-                "nbytes": m.nbytes,
-                "cbytes": m.cbytes,
-                "cratio": cratio,
-                "compress_gbps": gbps(m.compress),
-                "decompress_gbps": gbps(m.decompress),
-            });
+        rows.push(json!({
+            "codec": codec.name,
+            "clevel": clevel,
+            "filter": filter.text,
+            "typesize": typesize,
+            "nthreads": nthreads,
+            "chunk_bytes": chunk_bytes,
+            "blocksize": blocksize,
+            "nbytes": m.nbytes,
+            "cbytes": m.cbytes,
+            "cratio": m.nbytes as f64 / m.cbytes as f64,
+            "compress_gbps": gbps(m.compress),
+            "decompress_gbps": gbps(m.decompress),
+        }));
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    // The winner of each measure: highest cratio, fastest compression, fastest decompression.
+    let mut best = vec![Vec::new(); rows.len()];
+    for (key, label) in BEST {
+        let top = (0..rows.len()).max_by(|&a, &b| {
+            rows[a][key]
+                .as_f64()
+                .partial_cmp(&rows[b][key].as_f64())
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        if let Some(i) = top {
+            best[i].push(label);
+        }
+    }
+    if args.json {
+        for (mut row, best) in rows.into_iter().zip(best) {
+            row["best"] = json!(best);
             writeln!(out, "{row}")?;
-        } else {
+        }
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{:<8} {:>6} {:<14} {:>8} {:>8} {:>10} {:>10} {:>10} {:>8} {:>10} {:>10}  best",
+        "codec", "clevel", "filter", "typesize", "nthreads", "blocksize", "nbytes", "cbytes",
+        "cratio", "comp GB/s", "decomp GB/s"
+    )?;
+    for (row, best) in rows.iter().zip(&best) {
+        let num = |k: &str| row[k].as_f64().unwrap_or_default();
+        let blocksize = match row["blocksize"].as_u64().unwrap_or_default() {
+            0 => "auto".to_owned(),
+            b => human::bytes(b),
+        };
+        writeln!(
+            out,
+            "{:<8} {:>6} {:<14} {:>8} {:>8} {:>10} {:>10} {:>10} {:>8.2} {:>10.3} {:>11.3}{}",
+            row["codec"].as_str().unwrap_or_default(),
+            num("clevel"),
+            row["filter"].as_str().unwrap_or_default(),
+            num("typesize"),
+            num("nthreads"),
+            blocksize,
+            human::bytes(num("nbytes") as u64),
+            human::bytes(num("cbytes") as u64),
+            num("cratio"),
+            num("compress_gbps"),
+            num("decompress_gbps"),
+            best.iter().map(|b| format!("  <- {b}")).collect::<String>(),
+        )?;
+    }
+    for ((key, label), unit) in BEST.iter().zip(["", " GB/s", " GB/s"]) {
+        if let Some((row, _)) = rows.iter().zip(&best).find(|(_, b)| b.contains(label)) {
             writeln!(
                 out,
-                "{:<8} {clevel:>6} {:<14} {typesize:>8} {nthreads:>8} {blocksize:>9} {:>12} {:>12} {cratio:>8.2} {:>14.3} {:>16.3}",
-                codec.name,
-                filter.text,
-                m.nbytes,
-                m.cbytes,
-                gbps(m.compress),
-                gbps(m.decompress)
+                "{label:<22} {} clevel {} {} ({:.2}{unit})",
+                row["codec"].as_str().unwrap_or_default(),
+                row["clevel"],
+                row["filter"].as_str().unwrap_or_default(),
+                row[*key].as_f64().unwrap_or_default()
             )?;
         }
     }
     Ok(())
 }
+
+/// The measures `bench` names a winner for: (JSON key, label).
+const BEST: [(&str, &str); 3] = [
+    ("cratio", "best ratio"),
+    ("compress_gbps", "fastest compression"),
+    ("decompress_gbps", "fastest decompression"),
+];
 
 /// The values given, or the defaults parsed with `parse`.
 fn or_default<T: Clone>(

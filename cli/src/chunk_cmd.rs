@@ -1,19 +1,16 @@
 //! `strata chunk ...`: one Blosc2 chunk per file.
 
 use crate::input::read_input;
-use crate::options::{
-    filter_slots, parse_codec, parse_codec_meta, parse_filter, CodecChoice, FilterSpec, NdArgs,
-    SplitArg, Threads,
-};
+use crate::options::{CompressOptions, NdArgs, Threads};
 use crate::usage_error;
 use anyhow::{Context, Result};
-use clap::{value_parser, Args, Subcommand};
+use clap::{Args, Subcommand};
 use serde_json::json;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use strata::chunk::{
-    compress_vec, decompress_vec_ctx, CParams, Context as ChunkContext, DParams, Decoder,
+    compress_vec, decompress_vec_ctx, Context as ChunkContext, DParams, Decoder,
 };
 use strata::format::chunk::{
     ChunkHeader, B2FLAG_BIGENDIAN, B2FLAG_INSTR_CODEC, B2FLAG_LAZY, B2FLAG_USEDICT,
@@ -65,37 +62,13 @@ pub enum ChunkCommand {
     },
 }
 
-/// Arguments of `strata chunk compress`; defaults are C-Blosc2's.
+/// Arguments of `strata chunk compress`.
 #[derive(Debug, Args)]
 pub struct CompressArgs {
-    /// Codec: blosclz, lz4, lz4hc, zlib, zstd, a plugin's name (zfp_acc...) or an ID.
-    #[arg(long, default_value = "blosclz", value_parser = parse_codec)]
-    codec: CodecChoice,
-    /// The codec meta byte, -128 to 255 (ZFP_ACC: error exponent; ZFP_PREC: precision offset;
-    /// ZFP_RATE: percent of the input size).
-    #[arg(long, default_value = "0", value_parser = parse_codec_meta, allow_hyphen_values = true)]
-    codec_meta: u8,
+    #[command(flatten)]
+    options: CompressOptions,
     #[command(flatten)]
     nd: NdArgs,
-    /// Compression level, 0 (store raw) to 9.
-    #[arg(long, default_value_t = 5, value_parser = value_parser!(u8).range(0..=9))]
-    clevel: u8,
-    /// A filter for the next slot, from slot 0: noshuffle, shuffle, bitshuffle, delta,
-    /// trunc_prec[:BITS], bytedelta[:TYPESIZE]. Without any: shuffle in slot 5.
-    #[arg(long = "filter", value_name = "FILTER", value_parser = parse_filter)]
-    filters: Vec<FilterSpec>,
-    /// Item size in bytes [default: the .npy dtype's, else 8].
-    #[arg(long, value_parser = value_parser!(u64).range(1..))]
-    typesize: Option<u64>,
-    /// Block size in bytes; 0 chooses it as C-Blosc2 does.
-    #[arg(long, default_value_t = 0)]
-    blocksize: usize,
-    /// How blocks are split into streams.
-    #[arg(long, value_enum, default_value_t = SplitArg::ForwardCompat)]
-    splitmode: SplitArg,
-    /// Train a zstd dictionary and store it in the chunk (zstd only).
-    #[arg(long)]
-    dict: bool,
     #[command(flatten)]
     threads: Threads,
     /// Raw bytes, or a C-order .npy file.
@@ -166,25 +139,11 @@ fn write(path: &Path, bytes: &[u8]) -> Result<()> {
 
 fn compress(args: &CompressArgs) -> Result<()> {
     let input = read_input(&args.input, MAX_BUFFERSIZE as u64)?;
-    let typesize = match args.typesize {
-        Some(t) => usize::try_from(t).unwrap_or(usize::MAX),
-        None => input.typesize.unwrap_or(CParams::default().typesize),
-    };
-    let (filters, filters_meta) =
-        filter_slots(&args.filters, typesize).unwrap_or_else(|e| usage_error(e));
-    let cparams = CParams {
-        codec: args.codec.id,
-        codec_meta: args.codec_meta,
-        nd: args.nd.meta()?,
-        clevel: args.clevel,
-        typesize,
-        blocksize: args.blocksize,
-        splitmode: args.splitmode.into(),
-        filters,
-        filters_meta,
-        use_dict: args.dict,
-        nthreads: args.threads.nthreads,
-    };
+    let mut cparams = args
+        .options
+        .cparams(input.typesize, args.threads.nthreads)
+        .unwrap_or_else(|e| usage_error(e));
+    cparams.nd = args.nd.meta()?;
     let chunk = compress_vec(&cparams, &input.data)
         .with_context(|| format!("cannot compress {}", args.input.display()))?;
     write(&args.output, &chunk)
@@ -243,7 +202,7 @@ fn blosc2_flag_names(h: &ChunkHeader) -> Vec<String> {
     names
 }
 
-fn info(path: &Path, as_json: bool) -> Result<()> {
+pub fn info(path: &Path, as_json: bool) -> Result<()> {
     let chunk = read(path)?;
     let h = ChunkHeader::parse(&chunk)
         .with_context(|| format!("{}: not a Blosc2 chunk", path.display()))?;

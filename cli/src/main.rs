@@ -8,8 +8,12 @@
 
 mod bench;
 mod chunk_cmd;
+mod frame_cmd;
+mod human;
+mod info_cmd;
 mod input;
 mod options;
+mod progress;
 mod plugins_cmd;
 mod system;
 
@@ -27,6 +31,19 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Compress a raw or .npy file into a Blosc2 frame (.b2frame, or a sparse directory).
+    Compress(frame_cmd::CompressArgs),
+    /// Decompress a Blosc2 frame (file or sparse directory) to raw bytes.
+    Decompress(frame_cmd::DecompressArgs),
+    /// Describe a Blosc2 chunk, frame or b2nd array: sizes, ratio, codec, filters, special
+    /// chunks, metalayers and vlmetalayers (decoded).
+    Info {
+        /// A chunk file, a frame file (.b2frame, .b2nd) or a sparse frame directory.
+        input: std::path::PathBuf,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// One Blosc2 chunk: compress, decompress, info, getitem.
     #[command(subcommand)]
     Chunk(chunk_cmd::ChunkCommand),
@@ -47,6 +64,9 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Compress(args) => frame_cmd::compress(&args),
+        Command::Decompress(args) => frame_cmd::decompress(&args),
+        Command::Info { input, json } => info_cmd::run(&input, json),
         Command::Chunk(cmd) => chunk_cmd::run(cmd),
         Command::Bench(args) => bench::run(&args),
         Command::Plugins(args) => plugins_cmd::run(&args),

@@ -3,7 +3,7 @@
 //! every registered codec and filter is reachable.
 
 use anyhow::{anyhow, Result};
-use clap::ValueEnum;
+use clap::{value_parser, ValueEnum};
 use std::sync::Arc;
 use strata::chunk::{CParams, SplitMode};
 use strata::format::b2nd::B2ndMeta;
@@ -153,6 +153,87 @@ pub fn filter_slots(
     Ok((filters, metas))
 }
 
+/// The compression flags every writing command shares; defaults are C-Blosc2's.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CompressOptions {
+    /// Codec: blosclz, lz4, lz4hc, zlib, zstd, a plugin's name (zfp_acc...) or an ID.
+    #[arg(long, default_value = "blosclz", value_parser = parse_codec)]
+    pub codec: CodecChoice,
+    /// The codec meta byte, -128 to 255 (ZFP_ACC: error exponent; ZFP_PREC: precision offset;
+    /// ZFP_RATE: percent of the input size).
+    #[arg(long, default_value = "0", value_parser = parse_codec_meta, allow_hyphen_values = true)]
+    pub codec_meta: u8,
+    /// Compression level, 0 (store raw) to 9.
+    #[arg(long, default_value_t = 5, value_parser = value_parser!(u8).range(0..=9))]
+    pub clevel: u8,
+    /// A filter for the next slot, from slot 0: noshuffle, shuffle, bitshuffle, delta,
+    /// trunc_prec[:BITS], bytedelta[:TYPESIZE], or a plugin's name. Without any: shuffle in
+    /// slot 5.
+    #[arg(long = "filter", value_name = "FILTER", value_parser = parse_filter)]
+    pub filters: Vec<FilterSpec>,
+    /// Item size in bytes [default: the .npy dtype's, else 8].
+    #[arg(long, value_parser = value_parser!(u64).range(1..))]
+    pub typesize: Option<u64>,
+    /// Block size in bytes; 0 chooses it as C-Blosc2 does.
+    #[arg(long, default_value_t = 0)]
+    pub blocksize: usize,
+    /// How blocks are split into streams.
+    #[arg(long, value_enum, default_value_t = SplitArg::ForwardCompat)]
+    pub splitmode: SplitArg,
+    /// Train a zstd dictionary and store it in each chunk (zstd only).
+    #[arg(long)]
+    pub dict: bool,
+}
+
+impl CompressOptions {
+    /// The cparams these flags give for data whose own item size (a .npy dtype's) is
+    /// `data_typesize`, on `nthreads` threads.
+    ///
+    /// # Errors
+    /// As [`filter_slots`].
+    pub fn cparams(&self, data_typesize: Option<usize>, nthreads: usize) -> Result<CParams> {
+        let typesize = match self.typesize {
+            Some(t) => usize::try_from(t).unwrap_or(usize::MAX),
+            None => data_typesize.unwrap_or(CParams::default().typesize),
+        };
+        let (filters, filters_meta) = filter_slots(&self.filters, typesize)?;
+        Ok(CParams {
+            codec: self.codec.id,
+            codec_meta: self.codec_meta,
+            clevel: self.clevel,
+            typesize,
+            blocksize: self.blocksize,
+            splitmode: self.splitmode.into(),
+            filters,
+            filters_meta,
+            use_dict: self.dict,
+            nthreads,
+            ..CParams::default()
+        })
+    }
+}
+
+/// Parses a size in bytes with an optional binary suffix: `4096`, `64K`, `8M`, `1G`
+/// (also `KiB`, `MiB`, `GiB`).
+pub fn parse_bytes(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, suffix) = t.split_at(split);
+    let shift = match suffix.to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        _ => return Err(format!("{s:?}: not a size (use a number with K, M or G)")),
+    };
+    digits
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(1usize << shift))
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("{s:?}: not a positive size in bytes"))
+}
+
 /// Parses a codec meta byte: 0 to 255, or −128 to −1 for codecs whose meta is an int8 (ZFP_ACC's
 /// error exponent: −2 means 10^−2), stored as its two's-complement byte.
 pub fn parse_codec_meta(s: &str) -> Result<u8, String> {
@@ -267,6 +348,18 @@ mod tests {
             .unwrap_err()
             .contains("known: noshuffle, shuffle"));
         assert!(filter_slots(&vec![spec("shuffle"); 7], 8).is_err());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_bytes("4096"), Ok(4096));
+        assert_eq!(parse_bytes("64K"), Ok(65536));
+        assert_eq!(parse_bytes("8MiB"), Ok(8 << 20));
+        assert_eq!(parse_bytes("1g"), Ok(1 << 30));
+        assert!(parse_bytes("0").is_err());
+        assert!(parse_bytes("12X").is_err());
+        assert!(parse_bytes("").is_err());
+        assert!(parse_bytes("99999999999999999999G").is_err());
     }
 
     #[test]

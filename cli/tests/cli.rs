@@ -631,6 +631,24 @@ fn bench_reports_every_configuration() {
         .map(|r| r["nthreads"].as_u64().unwrap())
         .collect();
     assert_eq!(nthreads, [1, 2, 1, 2, 1, 2, 1, 2]);
+    // Each measure has exactly one winner, and it is the row with the top value.
+    for (key, label) in [
+        ("cratio", "best ratio"),
+        ("compress_gbps", "fastest compression"),
+        ("decompress_gbps", "fastest decompression"),
+    ] {
+        let winners: Vec<_> = rows
+            .iter()
+            .filter(|r| r["best"].as_array().unwrap().iter().any(|b| b == label))
+            .collect();
+        assert_eq!(winners.len(), 1, "{label}");
+        let top = rows.iter().map(|r| r[key].as_f64().unwrap()).fold(0.0, f64::max);
+        assert_eq!(winners[0][key].as_f64().unwrap(), top, "{label}");
+    }
+    // Comma-separated lists sweep the same way.
+    let mut args = vec!["bench", &input, "--json", "--runs", "1"];
+    args.extend("--codec lz4,zstd --clevel 1 --filter shuffle,bitshuffle".split(' '));
+    assert_eq!(ok(&strata(&args)).lines().count(), 4);
     // One thread unless asked.
     let table = ok(&strata(&[
         "bench",
@@ -644,15 +662,21 @@ fn bench_reports_every_configuration() {
         "--runs",
         "1",
     ]));
-    assert_eq!(table.lines().count(), 4, "{table}");
+    // A header, three rows (one per default filter), then the three winners.
+    assert_eq!(table.lines().count(), 7, "{table}");
     assert!(table.starts_with("codec"));
     assert!(
         table
             .lines()
             .skip(1)
+            .take(3)
             .all(|l| l.split_whitespace().nth(4) == Some("1")),
         "{table}"
     );
+    for label in ["best ratio", "fastest compression", "fastest decompression"] {
+        assert_eq!(table.matches(&format!("<- {label}")).count(), 1, "{table}");
+        assert!(table.lines().any(|l| l.starts_with(label)), "{table}");
+    }
 }
 
 #[test]
@@ -683,4 +707,83 @@ fn system_reports_cores_caches_and_overrides() {
     assert!(text.contains("(not pinned)"), "{text}");
     assert!(text.contains("nthreads:    1 "), "{text}");
     fails_with(&strata(&["system", "extra"]), 2, "unexpected argument");
+}
+
+/// `strata info --json` of a chunk, frame or array.
+fn frame_json(path: &str) -> serde_json::Value {
+    serde_json::from_str(&ok(&strata(&["info", "--json", path]))).unwrap()
+}
+
+#[test]
+fn frames_round_trip_contiguous_and_sparse() {
+    let d = Dir::new();
+    let data = sample(); // 160 000 bytes
+    let input = d.file("in.raw", &data);
+    for sparse in [false, true] {
+        let frame = d.path(if sparse { "s.b2frame" } else { "c.b2frame" });
+        let back = d.path("back.raw");
+        let mut args = vec![
+            "compress", "--codec", "zstd", "--typesize", "4", "--chunk-bytes", "64K",
+        ];
+        if sparse {
+            args.push("--sparse");
+        }
+        args.extend([input.as_str(), frame.as_str()]);
+        ok(&strata(&args));
+        let info = frame_json(&frame);
+        assert_eq!(info["nchunks"], 3, "{info}");
+        assert_eq!(info["chunksize"], 65536);
+        assert_eq!(info["nbytes"], 160_000);
+        assert_eq!(info["typesize"], 4);
+        assert_eq!(info["codec"], "zstd");
+        assert_eq!(
+            info["kind"],
+            if sparse { "sparse frame" } else { "contiguous frame" }
+        );
+        if sparse {
+            for file in ["chunks.b2frame", "00000000.chunk", "00000002.chunk"] {
+                assert!(std::path::Path::new(&frame).join(file).exists(), "{file}");
+            }
+        }
+        ok(&strata(&["decompress", "--force", &frame, &back]));
+        assert_eq!(read(&back), data);
+    }
+}
+
+#[test]
+fn frame_of_zeros_is_special_chunks() {
+    let d = Dir::new();
+    let input = d.file("zeros.raw", &vec![0u8; 300_000]);
+    let frame = d.path("z.b2frame");
+    ok(&strata(&["compress", "--chunk-bytes", "100000", &input, &frame]));
+    let info = frame_json(&frame);
+    assert_eq!(info["special_chunks"]["zero"], 3, "{info}");
+    assert_eq!(info["cbytes"], 0);
+    assert!(std::fs::metadata(&frame).unwrap().len() < 400);
+}
+
+#[test]
+fn frame_commands_refuse_bad_input() {
+    let d = Dir::new();
+    let input = d.file("in.raw", &sample());
+    let frame = d.path("f.b2frame");
+    ok(&strata(&["compress", "--chunk-bytes", "32K", &input, &frame]));
+    // An existing output is kept unless --force.
+    fails_with(&strata(&["compress", &input, &frame]), 1, "--force");
+    fails_with(&strata(&["decompress", &frame, &input]), 1, "--force");
+    // Usage errors exit with 2.
+    fails_with(&strata(&["compress", "--chunk-bytes", "12X", &input, &frame]), 2, "12X");
+    fails_with(&strata(&["compress", "--chunk-bytes", "3", "--typesize", "4", "-f", &input, &frame]), 2, "typesize");
+    // A missing file, and every truncation of a frame: an error naming the file, no panic.
+    let missing = d.path("missing.b2frame");
+    fails_with(&strata(&["info", &missing]), 1, "missing.b2frame");
+    fails_with(&strata(&["decompress", &missing, &d.path("x")]), 1, "missing.b2frame");
+    let whole = read(&frame);
+    for len in [10, 86, 87, 200, whole.len() / 2, whole.len() - 25, whole.len() - 1] {
+        let cut = d.file("cut.b2frame", &whole[..len]);
+        let out = strata(&["decompress", "-f", &cut, &d.path("x")]);
+        fails_with(&out, 1, "cut.b2frame");
+        let out = strata(&["info", &cut]);
+        assert_eq!(out.status.code(), Some(1), "info of {len} bytes: {}", stderr(&out));
+    }
 }
