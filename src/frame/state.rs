@@ -49,6 +49,17 @@ fn encode_offsets(offsets: &[i64], room: usize) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// Makes `buf` `len` bytes long for bytes about to be read over it: the bytes it already
+/// holds are kept rather than zeroed again (a reused buffer costs no fill).
+fn set_len(buf: &mut Vec<u8>, len: usize) -> Result<()> {
+    if len > buf.len() {
+        buf.try_reserve_exact(len - buf.len())
+            .map_err(|_| Error::MemoryAlloc(len))?;
+    }
+    buf.resize(len, 0);
+    Ok(())
+}
+
 /// A chunk handed to a mutation, checked.
 pub(crate) struct NewChunk<'a> {
     /// The chunk bytes (exactly `cbytes`).
@@ -556,31 +567,37 @@ impl Frame {
         } else {
             (range.start / hdr.blocksize..=(range.end - 1) / hdr.blocksize).collect()
         };
-        let image = self.stored_image(obj, pos, cb, &h32, &hdr, &needed)?;
+        let mut image = Vec::new();
+        self.stored_image(obj, pos, cb, &h32, &hdr, &needed, &mut image)?;
         Decoder::new(ctx.registry, &image)
             .map_err(|e| e.in_frame(&path))?
             .decompress_range_on(&ctx.runtime, nthreads, range, dst)
             .map_err(|e| e.in_frame(&path))
     }
 
-    /// Chunk `n` as a lazy chunk: an image holding its header, its `bstarts` and the bytes of
-    /// blocks `nblocks` only (plus block 0 when the chunk uses delta), the other blocks'
-    /// `bstarts` pointing at bytes that must not be read (see [`Frame::partial_image`]).
-    /// Chunks that are special, small, memcpyed, VL-block or use a dictionary come whole.
-    pub fn lazy_chunk(&self, n: usize, nblocks: &[usize]) -> Result<Vec<u8>> {
+    /// Chunk `n` as a lazy chunk, built in `out` (its capacity reused): an image holding its
+    /// header, its `bstarts` and the bytes of blocks `nblocks` only (plus block 0 when the
+    /// chunk uses delta), the other blocks' `bstarts` pointing at bytes that must not be read
+    /// (see [`Frame::partial_image`]). Chunks that are special, small, memcpyed, VL-block or
+    /// use a dictionary come whole.
+    pub fn lazy_chunk(&self, n: usize, nblocks: &[usize], out: &mut Vec<u8>) -> Result<()> {
         let (obj, pos, room) = match self.chunk_loc(n)? {
-            ChunkLoc::Special(_) => return self.read_chunk(n),
+            ChunkLoc::Special(_) => {
+                *out = self.read_chunk(n)?;
+                return Ok(());
+            }
             ChunkLoc::Stored(off) => self.stored_at(off)?,
         };
         let (h32, cb) = self.stored_header(obj, pos, room)?;
         let mut probe = h32;
         probe[12..16].copy_from_slice(&(EXTENDED_HEADER_LENGTH as i32).to_le_bytes());
         let hdr = ChunkHeader::parse(&probe).map_err(|e| e.in_frame(&self.io.path(obj)))?;
-        self.stored_image(obj, pos, cb, &h32, &hdr, nblocks)
+        self.stored_image(obj, pos, cb, &h32, &hdr, nblocks, out)
     }
 
     /// The image of the stored chunk at `pos` (`cb` bytes, header `h32` parsed as `hdr`) for
-    /// reading blocks `nblocks`: compact when that saves reading, whole otherwise.
+    /// reading blocks `nblocks`, in `out`: compact when that saves reading, whole otherwise.
+    #[allow(clippy::too_many_arguments)]
     fn stored_image(
         &self,
         obj: Obj,
@@ -589,18 +606,18 @@ impl Frame {
         h32: &[u8; 32],
         hdr: &ChunkHeader,
         nblocks: &[usize],
-    ) -> Result<Vec<u8>> {
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
         let regular = hdr.special == SpecialType::None
             && !hdr.memcpyed()
             && !hdr.vl_blocks()
             && !hdr.use_dict()
             && hdr.nbytes > 0;
         if !regular || cb <= LAZY_MIN {
-            let mut whole = vec![0u8; cb];
-            self.io.read_at(obj, pos, &mut whole)?;
-            return Ok(whole);
+            set_len(out, cb)?;
+            return self.io.read_at(obj, pos, out);
         }
-        self.partial_image(obj, pos, cb, h32, hdr, nblocks)
+        self.partial_image(obj, pos, cb, h32, hdr, nblocks, out)
             .map_err(|e| e.in_frame(&self.io.path(obj)))
     }
 
@@ -608,7 +625,9 @@ impl Frame {
     /// chunk uses delta): the header (cbytes patched), `bstarts` pointing into the image
     /// (other blocks point at the first block byte and are never read), then the blocks'
     /// bytes. A block's bytes run from its `bstart` to the next larger one (or the chunk end),
-    /// as C-Blosc2's lazy chunks size them; blocks stored back to back are read at once.
+    /// as C-Blosc2's lazy chunks size them; blocks stored back to back are read at once. The
+    /// image is built in `image`, whose capacity is reused.
+    #[allow(clippy::too_many_arguments)]
     fn partial_image(
         &self,
         obj: Obj,
@@ -617,24 +636,17 @@ impl Frame {
         h32: &[u8; 32],
         hdr: &ChunkHeader,
         nblocks: &[usize],
-    ) -> Result<Vec<u8>> {
+        image: &mut Vec<u8>,
+    ) -> Result<()> {
         let total = hdr.nblocks();
         let data_start = EXTENDED_HEADER_LENGTH + 4 * total;
         if data_start >= cb {
             return Err(Error::header("bstarts do not fit in the chunk"));
         }
-        let mut image = Vec::new();
-        image
-            .try_reserve_exact(data_start)
-            .map_err(|_| Error::MemoryAlloc(data_start))?;
-        image.extend_from_slice(h32);
-        image.resize(data_start, 0);
-        self.io.read_at(
-            obj,
-            pos + EXTENDED_HEADER_LENGTH as u64,
-            &mut image[EXTENDED_HEADER_LENGTH..],
-        )?;
-        let starts: Vec<usize> = image[EXTENDED_HEADER_LENGTH..]
+        let mut bst = vec![0u8; data_start - EXTENDED_HEADER_LENGTH];
+        self.io
+            .read_at(obj, pos + EXTENDED_HEADER_LENGTH as u64, &mut bst)?;
+        let starts: Vec<usize> = bst
             .chunks_exact(4)
             .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
             .map(|v| {
@@ -662,28 +674,30 @@ impl Frame {
             .collect();
         extents.sort_unstable();
         extents.dedup_by_key(|e| e.2);
-        let mut new_starts = vec![data_start; total];
-        let mut k = 0;
-        while k < extents.len() {
-            // A run of blocks whose bytes follow each other in the chunk: one read.
-            let (run_start, mut run_end) = (extents[k].0, extents[k].1);
-            let mut j = k + 1;
-            while j < extents.len() && extents[j].0 <= run_end {
-                run_end = run_end.max(extents[j].1);
-                j += 1;
+        // Runs of blocks whose bytes follow each other in the chunk: one read each.
+        let mut runs: Vec<(usize, usize, Range<usize>)> = Vec::new();
+        for (k, &(s, end, _)) in extents.iter().enumerate() {
+            match runs.last_mut() {
+                Some(run) if s <= run.1 => {
+                    run.1 = run.1.max(end);
+                    run.2.end = k + 1;
+                }
+                _ => runs.push((s, end, k..k + 1)),
             }
-            let at = image.len();
-            let len = run_end - run_start;
-            image
-                .try_reserve_exact(len)
-                .map_err(|_| Error::MemoryAlloc(len))?;
-            image.resize(at + len, 0);
+        }
+        let len = data_start + runs.iter().map(|r| r.1 - r.0).sum::<usize>();
+        set_len(image, len)?;
+        image[..EXTENDED_HEADER_LENGTH].copy_from_slice(h32);
+        let mut new_starts = vec![data_start; total];
+        let mut at = data_start;
+        for (run_start, run_end, members) in runs {
+            let n = run_end - run_start;
             self.io
-                .read_at(obj, pos + run_start as u64, &mut image[at..])?;
-            for &(s, _, b) in &extents[k..j] {
+                .read_at(obj, pos + run_start as u64, &mut image[at..at + n])?;
+            for &(s, _, b) in &extents[members] {
                 new_starts[b] = at + (s - run_start);
             }
-            k = j;
+            at += n;
         }
         for (b, s) in new_starts.iter().enumerate() {
             let at = EXTENDED_HEADER_LENGTH + 4 * b;
@@ -691,7 +705,7 @@ impl Frame {
         }
         let len = image.len() as i32;
         image[12..16].copy_from_slice(&len.to_le_bytes());
-        Ok(image)
+        Ok(())
     }
 
     // ---------------------------------------------------------------- mutations

@@ -53,7 +53,6 @@ use crate::chunk::{
 };
 use crate::error::{Error, Result};
 use crate::format::chunk::ChunkHeader;
-use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -198,6 +197,44 @@ pub fn get_slice<S: ChunkSource + ?Sized>(
     Ok(counters.stats())
 }
 
+/// Chunk images are kept per thread between reads (up to this many bytes of capacity), so
+/// that reading chunk after chunk does not allocate, page-fault and zero-fill each image.
+const POOL_BYTES: usize = 256 << 20;
+
+thread_local! {
+    static IMAGES: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Buffers for chunk images, borrowed from this thread's pool and given back when dropped.
+struct ImagePool(Vec<Vec<u8>>);
+
+impl ImagePool {
+    fn take(n: usize) -> ImagePool {
+        let mut v: Vec<Vec<u8>> = IMAGES.with(|p| {
+            let mut p = p.borrow_mut();
+            let k = p.len().saturating_sub(n);
+            p.split_off(k)
+        });
+        v.resize_with(n, Vec::new);
+        ImagePool(v)
+    }
+}
+
+impl Drop for ImagePool {
+    fn drop(&mut self) {
+        let _ = IMAGES.try_with(|p| {
+            let mut p = p.borrow_mut();
+            let mut kept: usize = p.iter().map(Vec::capacity).sum();
+            for image in self.0.drain(..) {
+                if kept + image.capacity() <= POOL_BYTES {
+                    kept += image.capacity();
+                    p.push(image);
+                }
+            }
+        });
+    }
+}
+
 /// One touched chunk ready for its block tasks.
 struct Prepared<'b> {
     decoder: Decoder<'b>,
@@ -225,9 +262,12 @@ impl Reader<'_> {
         let chunks: Vec<ChunkPlan<'_>> = range.clone().map(|t| self.plan.chunk(t)).collect();
         let rt = &self.ctx.runtime;
         let nt = self.dparams.nthreads;
-        let images = rt.map_index(chunks.len(), nt, |i| self.fetch(source, &chunks[i]))?;
+        let mut images = ImagePool::take(chunks.len());
+        rt.for_each_chunk_mut(&mut images.0, 1, nt, |i, image| {
+            self.fetch(source, &chunks[i], &mut image[0])
+        })?;
         Counters::add(&self.counters.chunks_read, chunks.len());
-        let preps = rt.map_index(chunks.len(), nt, |i| self.prepare(&chunks[i], &images[i]))?;
+        let preps = rt.map_index(chunks.len(), nt, |i| self.prepare(&chunks[i], &images.0[i]))?;
         let first = self.output.first_task(range.start);
         let ntasks = self.output.first_task(range.end) - first;
         let bnb = self.geom.block_nbytes();
@@ -238,21 +278,24 @@ impl Reader<'_> {
         })
     }
 
-    /// The bytes of touched chunk `chunk` that its blocks need: a lazy chunk holding only the
-    /// touched blocks when the source can make one, the whole chunk when its blocks are not
-    /// the array's blocks (a chunk from another writer, decompressed whole).
-    fn fetch<'s, S: ChunkSource + ?Sized>(
+    /// The bytes of touched chunk `chunk` that its blocks need, in `image`: a lazy chunk
+    /// holding only the touched blocks when the source can make one, the whole chunk when its
+    /// blocks are not the array's blocks (a chunk from another writer, decompressed whole).
+    fn fetch<S: ChunkSource + ?Sized>(
         &self,
-        source: &'s S,
+        source: &S,
         chunk: &ChunkPlan<'_>,
-    ) -> Result<Cow<'s, [u8]>> {
+        image: &mut Vec<u8>,
+    ) -> Result<()> {
         let nblocks: Vec<usize> = chunk.blocks().map(|b| b.nblock).collect();
-        let image = source.chunk_blocks(chunk.nchunk(), &nblocks)?;
-        let h = ChunkHeader::parse(&image)?;
+        source.chunk_blocks(chunk.nchunk(), &nblocks, image)?;
+        let h = ChunkHeader::parse(image)?;
         if h.vl_blocks() || h.blocksize != self.geom.block_nbytes() {
-            return source.chunk(chunk.nchunk());
+            let whole = source.chunk(chunk.nchunk())?;
+            image.clear();
+            image.extend_from_slice(&whole);
         }
-        Ok(image)
+        Ok(())
     }
 
     /// Parses chunk `chunk` and decompresses what its block tasks will share.
@@ -321,10 +364,12 @@ impl Reader<'_> {
                 scratch
             }
         };
-        let (base, steps) = block_walk(block, &self.sels, &self.block_strides);
+        let (base, mut steps) = block_walk(block, &self.sels, &self.block_strides);
         let ts = self.geom.typesize();
-        let last = steps.len() - 1;
         let counts = bx.counts().to_vec();
+        // The box leaves out trailing dimensions of one item (their offset is in `base`).
+        steps.truncate(counts.len());
+        let last = steps.len() - 1;
         for_each_row(&counts, |outer| {
             let at = row_start(base, &steps, outer);
             let row = bx.row_mut(outer)?;

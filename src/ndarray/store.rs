@@ -28,16 +28,20 @@ pub trait ChunkSource: Sync {
     fn chunk(&self, nchunk: usize) -> Result<Cow<'_, [u8]>>;
 
     /// Chunk `nchunk` for reading blocks `nblocks` (block numbers of the chunk, as its own
-    /// `blocksize` counts them): a chunk image in which at least the header, the `bstarts`,
-    /// those blocks and, for a chunk with delta, block 0 are intact. Other blocks may be
-    /// absent (their `bstarts` then point at bytes that are not theirs), so only the blocks
-    /// asked for may be decoded from it. The default is the whole chunk.
+    /// `blocksize` counts them), written into `out` (whose capacity is reused): a chunk image
+    /// in which at least the header, the `bstarts`, those blocks and, for a chunk with delta,
+    /// block 0 are intact. Other blocks may be absent (their `bstarts` then point at bytes
+    /// that are not theirs), so only the blocks asked for may be decoded from it. The default
+    /// copies the whole chunk.
     ///
     /// # Errors
     /// As [`ChunkSource::chunk`].
-    fn chunk_blocks(&self, nchunk: usize, nblocks: &[usize]) -> Result<Cow<'_, [u8]>> {
+    fn chunk_blocks(&self, nchunk: usize, nblocks: &[usize], out: &mut Vec<u8>) -> Result<()> {
         let _ = nblocks;
-        self.chunk(nchunk)
+        let chunk = self.chunk(nchunk)?;
+        out.clear();
+        out.extend_from_slice(&chunk);
+        Ok(())
     }
 }
 
@@ -71,8 +75,8 @@ impl ChunkSource for SChunk {
         SChunk::chunk(self, nchunk).map(Cow::Owned)
     }
 
-    fn chunk_blocks(&self, nchunk: usize, nblocks: &[usize]) -> Result<Cow<'_, [u8]>> {
-        self.lazy_chunk(nchunk, nblocks).map(Cow::Owned)
+    fn chunk_blocks(&self, nchunk: usize, nblocks: &[usize], out: &mut Vec<u8>) -> Result<()> {
+        self.lazy_chunk(nchunk, nblocks, out)
     }
 }
 
