@@ -195,8 +195,8 @@ impl BoxMut<'_> {
     }
 }
 
-/// The destination of a slice read: a [`DisjointView`] of the plan's output whose boxes are
-/// the plan's touched blocks, numbered as tasks (block `k` of touched chunk `t` is task
+/// The destination of a slice read: a [`DisjointView`] of the plan's output (trailing
+/// dimensions of one item left out) whose boxes are the plan's touched blocks, numbered as tasks (block `k` of touched chunk `t` is task
 /// `first_task(t) + k`), each handed out at most once.
 #[derive(Debug)]
 pub struct SliceOutput<'a, 'p> {
@@ -215,7 +215,12 @@ impl<'a, 'p> SliceOutput<'a, 'p> {
     /// As [`DisjointView::new`] for the plan's output shape; [`Error::MemoryAlloc`] if the
     /// task table cannot be reserved.
     pub fn new(buf: &'a mut [u8], plan: &'p SlicePlan, typesize: usize) -> Result<Self> {
-        let view = DisjointView::new(buf, plan.inner_out(), typesize)?;
+        // Trailing dimensions of one item add nothing to the layout: without them, the rows
+        // of a box run along the last dimension with more than one item (a hyperplane of the
+        // last axis gets rows of many items, not of one).
+        let out = plan.inner_out();
+        let keep = out.iter().rposition(|&n| n != 1).map_or(1, |d| d + 1);
+        let view = DisjointView::new(buf, &out[..keep], typesize)?;
         let n = plan.nchunks();
         let mut first = Vec::new();
         first
@@ -267,8 +272,9 @@ impl<'a, 'p> SliceOutput<'a, 'p> {
         let t = self.first.partition_point(|&f| f <= i) - 1;
         let chunk = self.plan.chunk(t);
         let block = chunk.block(i - self.first[t]);
-        let start: Vec<usize> = block.segments.iter().map(|s| s.out).collect();
-        let counts: Vec<usize> = block.segments.iter().map(|s| s.count).collect();
+        let keep = self.view.shape.len();
+        let start: Vec<usize> = block.segments[..keep].iter().map(|s| s.out).collect();
+        let counts: Vec<usize> = block.segments[..keep].iter().map(|s| s.count).collect();
         // SAFETY: the box is this block's part of the plan's output. Along each dimension the
         // plan's segments cover disjoint output ranges (each selected index falls in one
         // block), and the tasks of a plan are distinct products of segments, so the boxes of

@@ -1,0 +1,451 @@
+//! b2nd arrays in frames: `.b2nd` files and sparse directories made, reopened, written,
+//! resized and copied; lazy reads that fetch only the touched blocks' bytes; concurrent reads.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use strata::chunk::{CParams, DParams};
+use strata::format::b2nd::B2ndMeta;
+use strata::format::frame::FrameType;
+use strata::frame::{FileIo, FrameIo, Obj};
+use strata::ndarray::{ArrayParams, Location, NdArray, OpenMode, Slice, SyncPolicy};
+use strata::schunk::{SChunk, SChunkOptions};
+
+/// Deterministic float64 data with some noise: compressible, but not trivially.
+fn field(n: usize) -> Vec<u8> {
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    (0..n)
+        .flat_map(|i| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let v = (i as f64 / 300.0).sin() * 1000.0 + (x % 64) as f64 / 16.0;
+            v.to_le_bytes()
+        })
+        .collect()
+}
+
+/// The items of `data` (C order, `shape`, 8-byte items) at `rows` x `cols` of a 2-D array.
+fn pick2(data: &[u8], ncols: usize, rows: &[usize], cols: &[usize]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for &r in rows {
+        for &c in cols {
+            let at = (r * ncols + c) * 8;
+            out.extend_from_slice(&data[at..at + 8]);
+        }
+    }
+    out
+}
+
+/// A frame file read through a counter of the bytes read.
+struct Counting {
+    inner: FileIo,
+    bytes: Arc<AtomicU64>,
+}
+
+impl FrameIo for Counting {
+    fn read_at(&self, obj: Obj, pos: u64, buf: &mut [u8]) -> strata::Result<()> {
+        self.bytes.fetch_add(buf.len() as u64, Ordering::Relaxed);
+        self.inner.read_at(obj, pos, buf)
+    }
+    fn len(&self, obj: Obj) -> strata::Result<u64> {
+        self.inner.len(obj)
+    }
+    fn write_at(&mut self, obj: Obj, pos: u64, data: &[u8]) -> strata::Result<()> {
+        self.inner.write_at(obj, pos, data)
+    }
+    fn set_len(&mut self, obj: Obj, len: u64) -> strata::Result<()> {
+        self.inner.set_len(obj, len)
+    }
+    fn sync(&mut self, obj: Obj) -> strata::Result<()> {
+        self.inner.sync(obj)
+    }
+    fn replace(&mut self, obj: Obj, parts: &[&[u8]], durable: bool) -> strata::Result<()> {
+        self.inner.replace(obj, parts, durable)
+    }
+    fn remove(&mut self, obj: Obj) -> strata::Result<()> {
+        self.inner.remove(obj)
+    }
+    fn path(&self, obj: Obj) -> String {
+        self.inner.path(obj)
+    }
+    fn frame_type(&self) -> FrameType {
+        FrameType::Contiguous
+    }
+}
+
+fn open_counting(path: &Path) -> (NdArray, Arc<AtomicU64>) {
+    let bytes = Arc::new(AtomicU64::new(0));
+    let io = Counting {
+        inner: FileIo::open(path, false).unwrap(),
+        bytes: bytes.clone(),
+    };
+    let schunk = SChunk::from_io(Box::new(io), OpenMode::Read, SyncPolicy::None).unwrap();
+    (NdArray::from_schunk(schunk).unwrap(), bytes)
+}
+
+/// The stored bytes of blocks `blocks` of `chunk` (a whole chunk): each block from its
+/// `bstart` to the next larger one, or the chunk's end.
+fn block_bytes(chunk: &[u8], blocks: &[usize]) -> u64 {
+    let nblocks = (chunk.len() - 32).min(
+        u32::from_le_bytes(chunk[4..8].try_into().unwrap()) as usize
+            / u32::from_le_bytes(chunk[8..12].try_into().unwrap()) as usize,
+    );
+    let starts: Vec<usize> = (0..nblocks)
+        .map(|b| u32::from_le_bytes(chunk[32 + 4 * b..36 + 4 * b].try_into().unwrap()) as usize)
+        .collect();
+    blocks
+        .iter()
+        .map(|&b| {
+            let s = starts[b];
+            let end = starts
+                .iter()
+                .copied()
+                .filter(|&x| x > s)
+                .min()
+                .unwrap_or(chunk.len());
+            (end - s) as u64
+        })
+        .sum()
+}
+
+#[test]
+fn thin_slices_of_a_big_file_read_only_their_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.b2nd");
+    let (n, cs, bs) = (1024usize, 512usize, 64usize);
+    let data = field(n * n);
+    let params = ArrayParams::with_dtype(&[n as i64, n as i64], "<f8")
+        .unwrap()
+        .chunkshape(&[cs as i32, cs as i32])
+        .blockshape(&[bs as i32, bs as i32])
+        .cparams(&CParams {
+            codec: 5,
+            clevel: 1,
+            ..CParams::default()
+        });
+    let arr = NdArray::from_buffer(&params, &Location::File(path.clone()), &data).unwrap();
+    let chunks: Vec<Vec<u8>> = (0..4).map(|k| arr.schunk().chunk(k).unwrap()).collect();
+    assert!(
+        chunks.iter().all(|c| c.len() > 256 * 1024),
+        "chunks read lazily"
+    );
+    arr.close().unwrap();
+    let file_len = std::fs::metadata(&path).unwrap().len();
+
+    let (arr, read) = open_counting(&path);
+    let per_chunk_head = 32 + 4 * 64; // chunk header + bstarts of 8 x 8 blocks
+                                      // Row 100: chunks 0 and 1, block row 1 (blocks 8..16) of each.
+    read.store(0, Ordering::Relaxed);
+    let (row, _) = arr.get_slice_vec(&[Slice::index(100)]).unwrap();
+    let all: Vec<usize> = (0..n).collect();
+    assert_eq!(row, pick2(&data, n, &[100], &all));
+    let blocks: Vec<usize> = (8..16).collect();
+    let want =
+        2 * per_chunk_head + block_bytes(&chunks[0], &blocks) + block_bytes(&chunks[1], &blocks);
+    assert_eq!(read.load(Ordering::Relaxed), want);
+    assert!(want * 8 < file_len, "{want} of {file_len} bytes");
+    // Column 700: chunks 1 and 3, block column 2 (blocks 2, 10, ..., 58) of each.
+    read.store(0, Ordering::Relaxed);
+    let mut col = vec![0u8; n * 8];
+    let stats = arr
+        .get_slice(&[Slice::FULL, Slice::index(700)], &mut col)
+        .unwrap();
+    assert_eq!(col, pick2(&data, n, &all, &[700]));
+    assert_eq!((stats.chunks_read, stats.blocks_decompressed), (2, 16));
+    let blocks: Vec<usize> = (0..8).map(|r| r * 8 + 2).collect();
+    let want =
+        2 * per_chunk_head + block_bytes(&chunks[1], &blocks) + block_bytes(&chunks[3], &blocks);
+    assert_eq!(read.load(Ordering::Relaxed), want);
+    // One item: one block of one chunk.
+    read.store(0, Ordering::Relaxed);
+    let mut item = [0u8; 8];
+    arr.get_slice(&[Slice::index(1000), Slice::index(3)], &mut item)
+        .unwrap();
+    assert_eq!(item[..], pick2(&data, n, &[1000], &[3])[..]);
+    let want = per_chunk_head + block_bytes(&chunks[2], &[7 * 8]);
+    assert_eq!(read.load(Ordering::Relaxed), want);
+    // The whole array reads every chunk once, whole.
+    read.store(0, Ordering::Relaxed);
+    assert_eq!(arr.to_vec().unwrap(), data);
+    let stored: u64 = chunks.iter().map(|c| c.len() as u64).sum();
+    assert_eq!(read.load(Ordering::Relaxed), stored);
+}
+
+#[test]
+fn files_and_directories_keep_writes_and_resizes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (r, c) = (37usize, 23usize);
+    let data = field(r * c);
+    for location in [
+        Location::File(dir.path().join("a.b2nd")),
+        Location::Dir(dir.path().join("a.b2frame")),
+    ] {
+        let path = match &location {
+            Location::File(p) | Location::Dir(p) => p.clone(),
+            Location::Memory => unreachable!(),
+        };
+        let params = ArrayParams::with_dtype(&[r as i64, c as i64], "<f8")
+            .unwrap()
+            .chunkshape(&[10, 8])
+            .blockshape(&[4, 3]);
+        let arr = NdArray::from_buffer(&params, &location, &data).unwrap();
+        assert_eq!(arr.schunk().chunksize(), Some(12 * 9 * 8));
+        assert_eq!(
+            arr.schunk().is_sparse(),
+            matches!(location, Location::Dir(_))
+        );
+        drop(arr);
+        // Creating again over it needs overwrite.
+        assert!(NdArray::zeros(&params, &location).is_err());
+        let mut want = data.clone();
+        {
+            let mut arr = NdArray::open(&path, OpenMode::ReadWrite).unwrap();
+            assert_eq!(arr.dtype(), Some("<f8"));
+            assert_eq!(
+                (arr.chunkshape(), arr.blockshape()),
+                (&[10, 8][..], &[4, 3][..])
+            );
+            assert_eq!(arr.to_vec().unwrap(), data);
+            let vals: Vec<u8> = (0..5 * 4 * 8).map(|i| i as u8).collect();
+            arr.set_slice(&[Slice::range(8, 13), Slice::range(6, 10)], &vals)
+                .unwrap();
+            for (k, i) in (8..13).enumerate() {
+                for (l, j) in (6..10).enumerate() {
+                    let a = (i * c + j) * 8;
+                    let b = (k * 4 + l) * 8;
+                    want[a..a + 8].copy_from_slice(&vals[b..b + 8]);
+                }
+            }
+            arr.resize(&[41, 17]).unwrap();
+            arr.close().unwrap();
+        }
+        let mut next = vec![0u8; 41 * 17 * 8];
+        for i in 0..r {
+            for j in 0..17 {
+                let (a, b) = ((i * c + j) * 8, (i * 17 + j) * 8);
+                next[b..b + 8].copy_from_slice(&want[a..a + 8]);
+            }
+        }
+        let arr = NdArray::open(&path, OpenMode::Read).unwrap();
+        assert_eq!(arr.shape(), [41, 17]);
+        assert_eq!(arr.meta().shape, [41, 17]);
+        assert_eq!(arr.to_vec().unwrap(), next, "{location:?}");
+        // Read-only arrays refuse writes.
+        let mut arr = arr;
+        let err = arr.set_slice(&[Slice::index(0)], &[0; 17 * 8]).unwrap_err();
+        assert_eq!(
+            err.code(),
+            strata::Error::Io {
+                path: String::new(),
+                op: strata::error::IoOp::Write,
+                message: String::new()
+            }
+            .code()
+        );
+        // Saved as a contiguous file, through a cframe, and copied re-partitioned.
+        let saved = dir.path().join("saved.b2nd");
+        arr.save(&saved).unwrap();
+        assert_eq!(
+            NdArray::open(&saved, OpenMode::Read)
+                .unwrap()
+                .to_vec()
+                .unwrap(),
+            next
+        );
+        let back = NdArray::from_cframe(arr.to_cframe().unwrap()).unwrap();
+        assert_eq!(back.to_vec().unwrap(), next);
+        assert_eq!(back.to_cframe().unwrap(), std::fs::read(&saved).unwrap());
+        let p = arr
+            .params()
+            .chunkshape(&[41, 5])
+            .blockshape(&[41, 1])
+            .overwrite(true);
+        let copy = arr
+            .copy(&p, &Location::Dir(dir.path().join("copy.b2frame")))
+            .unwrap();
+        assert_eq!(
+            (copy.chunkshape(), copy.blockshape()),
+            (&[41, 5][..], &[41, 1][..])
+        );
+        drop(copy);
+        let copy = NdArray::open(dir.path().join("copy.b2frame"), OpenMode::Read).unwrap();
+        assert_eq!(copy.to_vec().unwrap(), next);
+        assert_eq!(copy.dtype(), Some("<f8"));
+    }
+}
+
+#[test]
+fn zeros_full_and_uninit_in_files_store_no_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("z.b2nd");
+    let params = ArrayParams::new(&[300, 400], 4)
+        .chunkshape(&[100, 100])
+        .blockshape(&[50, 50])
+        .dtype("<f4");
+    let z = NdArray::zeros(&params, &Location::File(path.clone())).unwrap();
+    assert_eq!((z.schunk().nchunks(), z.cbytes()), (12, 0));
+    drop(z);
+    // header, a special-value offsets chunk and the trailer
+    assert!(std::fs::metadata(&path).unwrap().len() < 400);
+    let mut z = NdArray::open(&path, OpenMode::ReadWrite).unwrap();
+    assert_eq!(z.to_vec().unwrap(), vec![0; 300 * 400 * 4]);
+    z.set_slice(
+        &[Slice::index(150), Slice::index(250)],
+        &1.5f32.to_le_bytes(),
+    )
+    .unwrap();
+    let (v, _) = z
+        .get_slice_vec(&[Slice::range(149, 152), Slice::index(250)])
+        .unwrap();
+    assert_eq!(v, [[0; 4], 1.5f32.to_le_bytes(), [0; 4]].concat());
+    let u = NdArray::uninit(
+        &params.clone().overwrite(true),
+        &Location::File(path.clone()),
+    )
+    .unwrap();
+    assert_eq!(u.cbytes(), 0);
+    let f = NdArray::full(
+        &params.clone().overwrite(true),
+        &Location::File(path.clone()),
+        &2.0f32.to_le_bytes(),
+    )
+    .unwrap();
+    // one repeated-value chunk (header + the value) per chunk
+    assert_eq!(f.cbytes(), 12 * (32 + 4));
+    let (v, _) = f
+        .get_slice_vec(&[Slice::index(299), Slice::range(398, 400)])
+        .unwrap();
+    assert_eq!(v, [2.0f32.to_le_bytes(); 2].concat());
+}
+
+#[test]
+fn eight_threads_read_one_open_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.b2nd");
+    let shape = [120usize, 90, 40];
+    let data = field(shape.iter().product());
+    let params = ArrayParams::with_dtype(&[120, 90, 40], "<f8")
+        .unwrap()
+        .chunkshape(&[50, 50, 40])
+        .blockshape(&[10, 25, 8]);
+    NdArray::from_buffer(&params, &Location::File(path.clone()), &data)
+        .unwrap()
+        .close()
+        .unwrap();
+    let arr = NdArray::open(&path, OpenMode::Read).unwrap();
+    std::thread::scope(|s| {
+        for t in 0..8usize {
+            let (arr, data) = (&arr, &data);
+            s.spawn(move || {
+                for k in 0..25usize {
+                    let i = (t * 13 + k * 7) % 120;
+                    let j0 = (k * 11) % 60;
+                    let (v, got) = arr
+                        .get_slice_vec(&[
+                            Slice::index(i as i64),
+                            Slice::range(j0 as i64, j0 as i64 + 30).step_by(2),
+                            Slice::FULL.step_by(if k % 2 == 0 { 3 } else { -1 }),
+                        ])
+                        .unwrap();
+                    let ks: Vec<usize> = if k % 2 == 0 {
+                        (0..40).step_by(3).collect()
+                    } else {
+                        (0..40).rev().collect()
+                    };
+                    assert_eq!(got, [1, 15, ks.len()]);
+                    let mut want = Vec::new();
+                    for j in (j0..j0 + 30).step_by(2) {
+                        for &kk in &ks {
+                            let at = ((i * 90 + j) * 40 + kk) * 8;
+                            want.extend_from_slice(&data[at..at + 8]);
+                        }
+                    }
+                    assert_eq!(v, want);
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn legacy_caterva_metalayer_and_extra_metalayers() {
+    let data: Vec<u8> = (0..60u8).collect();
+    let p = ArrayParams::new(&[6, 10], 1)
+        .chunkshape(&[4, 4])
+        .blockshape(&[2, 2])
+        .metalayer("extra", &[0x93, 1, 2, 3]);
+    let arr = NdArray::from_buffer(&p, &Location::Memory, &data).unwrap();
+    assert_eq!(arr.schunk().meta_names(), ["b2nd", "extra"]);
+    assert_eq!(arr.dtype(), Some("|S1"));
+    // The same chunks under the caterva name, as old writers stored them (no dtype).
+    let meta = B2ndMeta {
+        dtype: None,
+        ..arr.meta().clone()
+    };
+    let opts = SChunkOptions {
+        cparams: arr.cparams().clone(),
+        metalayers: vec![("caterva".into(), meta.to_bytes())],
+        ..SChunkOptions::default()
+    };
+    let mut s = SChunk::new(&opts).unwrap();
+    for k in 0..arr.schunk().nchunks() {
+        s.append_chunk(&arr.schunk().chunk(k).unwrap()).unwrap();
+    }
+    let mut old = NdArray::from_cframe(s.to_cframe().unwrap()).unwrap();
+    assert_eq!((old.dtype(), old.to_vec().unwrap()), (None, data.clone()));
+    old.resize(&[3, 10]).unwrap();
+    let layer = B2ndMeta::from_bytes(old.schunk().meta("caterva").unwrap()).unwrap();
+    assert_eq!(layer.shape, [3, 10]);
+    let back = NdArray::from_cframe(old.to_cframe().unwrap()).unwrap();
+    assert_eq!(back.to_vec().unwrap(), data[..30]);
+    // Not an array; metalayer names that are the array's own.
+    let plain = SChunk::new(&SChunkOptions::default()).unwrap();
+    assert_eq!(
+        NdArray::from_schunk(plain).unwrap_err().code(),
+        strata::Error::MetalayerNotFound {
+            name: String::new()
+        }
+        .code()
+    );
+    let p = ArrayParams::new(&[3], 1).metalayer("b2nd", &[]);
+    assert_eq!(
+        NdArray::zeros(&p, &Location::Memory).unwrap_err().code(),
+        -12
+    );
+}
+
+#[test]
+fn dtypes_fix_the_typesize() {
+    for (dtype, ts) in [
+        ("|b1", 1),
+        ("<c16", 16),
+        ("|S10", 10),
+        ("<U5", 20),
+        ("[('a', '<i4'), ('b', '<f8')]", 12),
+    ] {
+        let p = ArrayParams::with_dtype(&[7, 3], dtype).unwrap();
+        assert_eq!(p.cparams.typesize, ts);
+        let data: Vec<u8> = (0..21 * ts).map(|i| (i * 7) as u8).collect();
+        let arr = NdArray::from_buffer(&p, &Location::Memory, &data).unwrap();
+        let back = NdArray::from_cframe(arr.to_cframe().unwrap()).unwrap();
+        assert_eq!((back.dtype(), back.typesize()), (Some(dtype), ts));
+        assert_eq!(back.to_vec().unwrap(), data);
+    }
+    let p = ArrayParams::new(&[4], 4).dtype("<f8");
+    assert_eq!(
+        NdArray::zeros(&p, &Location::Memory).unwrap_err().code(),
+        -12
+    );
+    assert!(ArrayParams::with_dtype(&[4], "|O8").is_err());
+    // threads per read come from the dparams
+    let p = ArrayParams::with_dtype(&[4], "<i2")
+        .unwrap()
+        .dparams(&DParams {
+            nthreads: 2,
+            ..DParams::default()
+        });
+    let arr = NdArray::zeros(&p, &Location::Memory).unwrap();
+    assert_eq!(arr.dparams().nthreads, 2);
+    assert!(arr.dparams().nd.is_some() && arr.cparams().nd.is_some());
+}
