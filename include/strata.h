@@ -108,6 +108,9 @@
 #define STRATA_OPEN_READWRITE 1
 #define STRATA_OPEN_APPEND 2
 
+/* Most dimensions of an N-d array (the length of the shape arrays of strata_ndarray_params). */
+#define STRATA_MAX_DIM 16
+
 /* Special-value chunk kinds (strata_chunk_info.special, strata_schunk_fill_special). */
 #define STRATA_SPECIAL_NONE 0
 #define STRATA_SPECIAL_ZERO 1
@@ -130,6 +133,11 @@ typedef struct Slice Slice;
 
 // The special-value kind of a chunk (`blosc2_flags` bits 4–6).
 typedef struct SpecialType SpecialType;
+
+// A b2nd N-d array in a frame (memory, `.b2nd` file or sparse directory). Opaque; made by
+// `strata_ndarray_uninit`, `_zeros`, `_full`, `_from_buffer`, `_open`, `_from_cframe`;
+// released by `strata_ndarray_close` or `strata_ndarray_free`.
+typedef struct strata_ndarray strata_ndarray;
 
 // A super-chunk: chunks of one chunksize with metalayers and vlmetalayers, in a Blosc2
 // frame in memory, in a file or in a sparse directory. Opaque; made by
@@ -210,6 +218,27 @@ typedef struct {
   uint32_t nthreads;
 } strata_dparams;
 
+// How a new N-d array is shaped and compressed. Fill it with `strata_ndarray_params_default`
+// (which sets the sizes of it and of its `cparams` and `dparams`), then set `ndim`, `shape`,
+// `cparams.typesize` (unless a dtype gives it) and what else you need.
+typedef struct {
+  // `sizeof(strata_ndarray_params)` as the caller compiled it.
+  size_t size;
+  // Number of dimensions, 0–16 (`STRATA_MAX_DIM`).
+  int32_t ndim;
+  // Shape in elements, C order (first `ndim` entries used).
+  int64_t shape[16];
+  // Chunk shape in elements; all 0 = derived from the L3 cache size.
+  int32_t chunkshape[16];
+  // Block shape in elements; all 0 = derived from the L2 cache size.
+  int32_t blockshape[16];
+  // Compression of the chunks; `typesize` is the item size in bytes (`blocksize` is
+  // ignored: a chunk's blocks are the array's blocks).
+  strata_cparams cparams;
+  // Decompression (threads per read).
+  strata_dparams dparams;
+} strata_ndarray_params;
+
 // Where and how a new super-chunk or N-d array is written (the path itself is a separate
 // argument). Fill it with `strata_storage_default` (which sets `size`).
 typedef struct {
@@ -226,6 +255,24 @@ typedef struct {
   // buffers into before the first chunk fixes it; 0 = recommended from the L3 cache size.
   size_t chunksize;
 } strata_storage;
+
+// What an N-d array is (`strata_ndarray_get_info`).
+typedef struct {
+  // Number of dimensions.
+  int32_t ndim;
+  // Item size in bytes.
+  int32_t typesize;
+  // Shape in elements, C order (first `ndim` entries; the rest 0).
+  int64_t shape[16];
+  // Chunk shape in elements.
+  int32_t chunkshape[16];
+  // Block shape in elements.
+  int32_t blockshape[16];
+  // Uncompressed size of the items in bytes (`prod(shape) * typesize`).
+  int64_t nbytes;
+  // Compressed size in bytes (the frame's chunk data).
+  int64_t cbytes;
+} strata_ndarray_info;
 
 // What a plugin function is told about the block it handles.
 //
@@ -461,6 +508,191 @@ size_t strata_last_error(char *buf, size_t len);
 // # Safety
 // `buf` must be NULL or valid for writes of `len` bytes.
 int64_t strata_error_name(int32_t code, char *buf, size_t len);
+
+// Writes the default N-d parameters (no dimensions yet, derived partitions, C-Blosc2's
+// default cparams and dparams with their sizes set) into `*out`. Returns 0 or
+// `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `out` NULL or writable for one `strata_ndarray_params`.
+int32_t strata_ndarray_params_default(strata_ndarray_params *out);
+
+// Creates an array whose contents are undefined (read as zeros; no chunk data stored) and
+// writes its handle to `*out`.
+//
+// `urlpath` NULL keeps it in memory; otherwise a `.b2nd` file, or with `storage->sparse` a
+// sparse frame directory. `storage` NULL = defaults (no overwrite, `STRATA_SYNC_ON_CLOSE`;
+// its `chunksize` is ignored). `dtype` is a NumPy dtype string (`"<f4"`, `"<i8"`, `"|S10"`,
+// structured dtypes as python-blosc2 writes them); its item size is the typesize
+// (`params->cparams.typesize` is then ignored); NULL = `"|S<typesize>"`.
+//
+// Returns 0, or `STRATA_ERROR_INVALID_PARAM` (bad shapes, dtype or parameters),
+// `STRATA_ERROR_MAX_BUFSIZE_EXCEEDED` (a chunk over 2 GiB), `STRATA_ERROR_FILE_OPEN` (path
+// exists without overwrite, or cannot be created).
+//
+// # Safety
+// `urlpath` and `dtype` NULL or NUL-terminated; `storage` NULL or valid; `params` valid;
+// `out` NULL or writable.
+int32_t strata_ndarray_uninit(const char *urlpath,
+                              const strata_storage *storage,
+                              const strata_ndarray_params *params,
+                              const char *dtype,
+                              strata_ndarray **out);
+
+// Creates an array of zeros (special zero chunks: no data stored); as
+// `strata_ndarray_uninit`.
+//
+// # Safety
+// As `strata_ndarray_uninit`.
+int32_t strata_ndarray_zeros(const char *urlpath,
+                             const strata_storage *storage,
+                             const strata_ndarray_params *params,
+                             const char *dtype,
+                             strata_ndarray **out);
+
+// Creates an array with every item equal to `value` (`valuelen` bytes, the typesize);
+// otherwise as `strata_ndarray_uninit` (`STRATA_ERROR_INVALID_PARAM` for another length).
+//
+// # Safety
+// As `strata_ndarray_uninit`; `value` readable for `valuelen` bytes.
+int32_t strata_ndarray_full(const char *urlpath,
+                            const strata_storage *storage,
+                            const strata_ndarray_params *params,
+                            const char *dtype,
+                            const uint8_t *value,
+                            size_t valuelen,
+                            strata_ndarray **out);
+
+// Creates an array holding `src`, a C-order buffer of `prod(shape)` items (`srclen` bytes,
+// at least `prod(shape) * typesize`); chunks are compressed in parallel. Otherwise as
+// `strata_ndarray_uninit` (`STRATA_ERROR_INVALID_PARAM` for a short buffer).
+//
+// # Safety
+// As `strata_ndarray_uninit`; `src` readable for `srclen` bytes.
+int32_t strata_ndarray_from_buffer(const char *urlpath,
+                                   const strata_storage *storage,
+                                   const strata_ndarray_params *params,
+                                   const char *dtype,
+                                   const uint8_t *src,
+                                   size_t srclen,
+                                   strata_ndarray **out);
+
+// Opens the `.b2nd` file or sparse directory at `urlpath` (`mode` `STRATA_OPEN_READ` or
+// `STRATA_OPEN_READWRITE`; `sync` a `STRATA_SYNC_*` value) and writes its handle to `*out`.
+// Returns 0, or `STRATA_ERROR_FILE_OPEN`, `STRATA_ERROR_INVALID_HEADER` (not a frame),
+// `STRATA_ERROR_METALAYER_NOT_FOUND` (a frame without a `b2nd` metalayer),
+// `STRATA_ERROR_INVALID_PARAM`.
+//
+// # Safety
+// `urlpath` NULL or NUL-terminated; `out` NULL or writable.
+int32_t strata_ndarray_open(const char *urlpath, uint8_t mode, uint8_t sync, strata_ndarray **out);
+
+// Makes an in-memory array from a copy of the contiguous frame at `src` (`srclen` bytes:
+// a `.b2nd` file's bytes) and writes its handle to `*out`. Returns 0, or the errors of
+// `strata_ndarray_open`.
+//
+// # Safety
+// `src` readable for `srclen` bytes; `out` NULL or writable.
+int32_t strata_ndarray_from_cframe(const uint8_t *src, size_t srclen, strata_ndarray **out);
+
+// Copies the array as one contiguous frame (the bytes of a `.b2nd` file) into `dst`
+// (`dstlen` bytes; `NULL, 0` asks for the size). Returns the frame's length in bytes, or
+// `STRATA_ERROR_WRITE_BUFFER`.
+//
+// # Safety
+// `array` NULL or a live handle; `dst` NULL or writable for `dstlen` bytes.
+int64_t strata_ndarray_to_cframe(const strata_ndarray *array, uint8_t *dst, size_t dstlen);
+
+// Saves the array as a contiguous `.b2nd` file at `urlpath`, replacing any file there
+// (chunks copied as stored). Returns 0, or `STRATA_ERROR_FILE_OPEN` /
+// `STRATA_ERROR_FILE_WRITE`.
+//
+// # Safety
+// `array` NULL or a live handle; `urlpath` NULL or NUL-terminated.
+int32_t strata_ndarray_save(const strata_ndarray *array, const char *urlpath);
+
+// Flushes and frees the handle (freed even when the flush fails); NULL does nothing.
+// Returns 0, or `STRATA_ERROR_FILE_WRITE`.
+//
+// # Safety
+// `array` NULL or a live handle, not used again after the call.
+int32_t strata_ndarray_close(strata_ndarray *array);
+
+// Frees the handle, flushing as `strata_ndarray_close` does but ignoring a failure; NULL
+// does nothing.
+//
+// # Safety
+// `array` NULL or a live handle, not used again after the call.
+void strata_ndarray_free(strata_ndarray *array);
+
+// Writes the array's dimensions, shapes, item size and sizes into `*out`. Returns 0 or
+// `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `array` NULL or a live handle; `out` NULL or writable.
+int32_t strata_ndarray_get_info(const strata_ndarray *array, strata_ndarray_info *out);
+
+// Copies the array's NumPy dtype string NUL-terminated into `buf` (`len` bytes, at least
+// its length + 1; `NULL, 0` asks for the length). Returns the length without the NUL, or
+// `STRATA_ERROR_WRITE_BUFFER`; an array without a dtype (an old caterva array) gives
+// `"|S<typesize>"`.
+//
+// # Safety
+// `array` NULL or a live handle; `buf` NULL or writable for `len` bytes.
+int64_t strata_ndarray_dtype(const strata_ndarray *array, char *buf, size_t len);
+
+// Sets the threads this handle compresses (writes) and decompresses (reads) with; 0 = the
+// runtime's default. Returns 0 or `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `array` NULL or a live handle, not used by another thread during the call.
+int32_t strata_ndarray_set_nthreads(strata_ndarray *array,
+                                    uint32_t compress_nthreads,
+                                    uint32_t decompress_nthreads);
+
+// Copies the selection `start[d]:stop[d]:step[d]` (per dimension d < `ndim`, as Python's
+// slices: negative indices count from the end, bounds are clipped, a negative step walks
+// backwards; `step` NULL = all 1; dimensions from `ndim` on are taken whole) into `dst` as
+// a C-order array of the selection's shape, decompressing only the blocks it touches.
+// `NULL, 0` asks for the size. Returns the bytes written (`prod(selection shape) *
+// typesize`), or `STRATA_ERROR_INVALID_PARAM` (more dimensions than the array, a step of
+// 0), `STRATA_ERROR_WRITE_BUFFER`, errors of reading and decompressing.
+//
+// # Safety
+// `array` NULL or a live handle; `start`, `stop` (and `step` unless NULL) readable for
+// `ndim` values; `dst` NULL or writable for `dstlen` bytes.
+int64_t strata_ndarray_get_slice(const strata_ndarray *array,
+                                 int32_t ndim,
+                                 const int64_t *start,
+                                 const int64_t *stop,
+                                 const int64_t *step,
+                                 uint8_t *dst,
+                                 size_t dstlen);
+
+// Writes `src`, a C-order array of the selection's shape (`srclen` bytes, at least its
+// size), into the selection `start:stop:step` (as `strata_ndarray_get_slice`). Returns 0, or
+// `STRATA_ERROR_INVALID_PARAM` (a short source), `STRATA_ERROR_FILE_WRITE` (read-only),
+// errors of compressing and writing.
+//
+// # Safety
+// `array` NULL or a live handle not used elsewhere during the call; `start`, `stop` (and
+// `step` unless NULL) readable for `ndim` values; `src` readable for `srclen` bytes.
+int32_t strata_ndarray_set_slice(strata_ndarray *array,
+                                 int32_t ndim,
+                                 const int64_t *start,
+                                 const int64_t *stop,
+                                 const int64_t *step,
+                                 const uint8_t *src,
+                                 size_t srclen);
+
+// Changes the shape to `new_shape` (`ndim` values, the array's number of dimensions), at the
+// end of each dimension: items gained read as zeros. Returns 0, or
+// `STRATA_ERROR_INVALID_PARAM`, `STRATA_ERROR_FILE_WRITE`.
+//
+// # Safety
+// `array` NULL or a live handle not used elsewhere during the call; `new_shape` readable for
+// `ndim` values.
+int32_t strata_ndarray_resize(strata_ndarray *array, int32_t ndim, const int64_t *new_shape);
 
 // Writes C-Blosc2's default compression parameters (BloscLZ, clevel 5, typesize 8, shuffle
 // in filter slot 5, automatic blocksize, forward-compatible split, default threads) into

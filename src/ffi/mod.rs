@@ -32,6 +32,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 pub mod chunk;
 pub mod error;
+pub mod ndarray;
 
 pub mod params;
 pub mod plugin;

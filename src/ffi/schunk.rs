@@ -43,7 +43,7 @@ const _: () = {
 };
 
 /// The open mode of a `STRATA_OPEN_*` value.
-fn open_mode(code: u8) -> crate::Result<OpenMode> {
+pub(super) fn open_mode(code: u8) -> crate::Result<OpenMode> {
     match code {
         STRATA_OPEN_READ => Ok(OpenMode::Read),
         STRATA_OPEN_READWRITE => Ok(OpenMode::ReadWrite),
@@ -63,7 +63,7 @@ pub(super) fn index(n: i64) -> crate::Result<usize> {
 ///
 /// # Safety
 /// `urlpath` NULL or NUL-terminated.
-unsafe fn location(urlpath: *const c_char, sparse: bool) -> FfiResult<Location> {
+pub(super) unsafe fn location(urlpath: *const c_char, sparse: bool) -> FfiResult<Location> {
     if urlpath.is_null() {
         if sparse {
             return Err(Error::InvalidParam("a sparse frame needs a urlpath".into()).into());

@@ -127,3 +127,63 @@ def test_python_blosc2_frame_reads_through_the_c_api(tmp_path: Path, libstrata: 
     assert {k: msgpack.unpackb(v) for k, v in metas.items()} == {"grid": [3, 4, "xy"], "flag": True}
     assert {k: msgpack.unpackb(v) for k, v in vlmetas.items()} == {"station": "Mauna Loa", "scale": 0.25}
     assert (tmp_path / "out.raw").read_bytes() == data.tobytes()
+
+
+# --------------------------------------------------------------------------- N-d arrays
+
+
+def test_climate_b2nd_written_by_c_opens_in_python_blosc2(
+    tmp_path: Path, libstrata: Path, grids: dict
+) -> None:
+    exe = build(REPO / "c-examples" / "climate.c", tmp_path, libstrata)
+    assert run(exe, tmp_path, REPO / "data").endswith("ok\n")
+    t = grids["levitus"]
+
+    arr = blosc2.open(str(tmp_path / "levitus_temp.b2nd"))
+    assert isinstance(arr, blosc2.NDArray)
+    assert (arr.shape, arr.dtype, arr.chunks, arr.blocks) == (t.shape, np.float32, (4, 90, 180), (2, 30, 60))
+    assert arr.schunk.cparams.codec == blosc2.Codec.ZSTD
+    np.testing.assert_array_equal(arr[:], t)
+    np.testing.assert_array_equal(arr[5, ::10, ::10], t[5, ::10, ::10])
+
+    # The edited copy: a box of -5, two more depth levels of zeros.
+    want = np.concatenate([t, np.zeros((2, 180, 360), np.float32)])
+    want[3:5, 88:91, 178:182] = -5
+    edit = blosc2.open(str(tmp_path / "levitus_edit.b2nd"))
+    assert edit.shape == (22, 180, 360)
+    np.testing.assert_array_equal(edit[:], want)
+
+
+def nd_cases(t: np.ndarray) -> dict:
+    rng = np.random.default_rng(3)
+    return {
+        "levitus": (t, {"chunks": (5, 45, 90), "blocks": (1, 15, 30), "contiguous": True}),
+        "int16-4d-sparse": (
+            rng.integers(-3000, 3000, size=(6, 7, 30, 11), dtype=np.int16),
+            {"chunks": (4, 4, 16, 8), "blocks": (2, 2, 8, 4), "contiguous": False},
+        ),
+        "complex64": (
+            (rng.normal(size=(33, 17)) + 1j * rng.normal(size=(33, 17))).astype(np.complex64),
+            {"chunks": (10, 10), "blocks": (5, 5), "contiguous": True},
+        ),
+    }
+
+
+@pytest.mark.parametrize("case", ["levitus", "int16-4d-sparse", "complex64"])
+def test_python_blosc2_b2nd_reads_through_the_c_api(tmp_path: Path, libstrata: Path, grids: dict, case: str) -> None:
+    data, kw = nd_cases(grids["levitus"])[case]
+    path = tmp_path / "py.b2nd"
+    blosc2.asarray(data, urlpath=str(path), mode="w", cparams={"codec": blosc2.Codec.LZ4}, **kw)
+
+    exe = build(REPO / "tests" / "interop" / "capi_reader.c", tmp_path, libstrata)
+    out = dict(line.split(" ", 1) for line in run(exe, "nd", path, tmp_path / "out.raw").splitlines())
+    assert out == {
+        "ndim": str(data.ndim),
+        "shape": " ".join(map(str, data.shape)),
+        "chunkshape": " ".join(map(str, kw["chunks"])),
+        "blockshape": " ".join(map(str, kw["blocks"])),
+        "dtype": data.dtype.str,
+    }
+    assert (tmp_path / "out.raw").read_bytes() == data.tobytes()
+    step = data[(slice(1, -1, 2),) * data.ndim]
+    assert (tmp_path / "out.raw.step").read_bytes() == np.ascontiguousarray(step).tobytes()
