@@ -472,6 +472,7 @@ fn julia_ccalls_match_the_header_and_the_library() {
             "STRATA_SYNC_",
             "STRATA_OPEN_",
             "STRATA_SPECIAL_",
+            "STRATA_MAX_DIM",
         ];
         if wanted.iter().any(|p| name.starts_with(p)) {
             match jconsts.get(name) {

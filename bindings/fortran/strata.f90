@@ -59,6 +59,7 @@ module strata
   integer(c_int8_t), parameter, public :: STRATA_SPECIAL_NAN = 2
   integer(c_int8_t), parameter, public :: STRATA_SPECIAL_VALUE = 3
   integer(c_int8_t), parameter, public :: STRATA_SPECIAL_UNINIT = 4
+  integer(c_int32_t), parameter, public :: STRATA_MAX_DIM = 16
 
   ! strata_cparams. uint8_t fields are integer(c_int8_t): IDs above 127 are stored as ID - 256.
   type, bind(c), public :: strata_cparams
@@ -105,6 +106,27 @@ module strata
     integer(c_int8_t) :: filters_meta(6)
   end type strata_chunk_info
 
+  ! strata_ndarray_params: shapes in C order (reverse a Fortran array's dimensions).
+  type, bind(c), public :: strata_ndarray_params
+    integer(c_size_t) :: size
+    integer(c_int32_t) :: ndim
+    integer(c_int64_t) :: shape(16)
+    integer(c_int32_t) :: chunkshape(16)
+    integer(c_int32_t) :: blockshape(16)
+    type(strata_cparams) :: cparams
+    type(strata_dparams) :: dparams
+  end type strata_ndarray_params
+
+  type, bind(c), public :: strata_ndarray_info
+    integer(c_int32_t) :: ndim
+    integer(c_int32_t) :: typesize
+    integer(c_int64_t) :: shape(16)
+    integer(c_int32_t) :: chunkshape(16)
+    integer(c_int32_t) :: blockshape(16)
+    integer(c_int64_t) :: nbytes
+    integer(c_int64_t) :: cbytes
+  end type strata_ndarray_info
+
   public :: strata_version, strata_abi_version, strata_last_error, strata_error_name
   public :: strata_cparams_default, strata_dparams_default, strata_storage_default
   public :: strata_compress, strata_decompress, strata_getitem, strata_chunk_get_info
@@ -117,6 +139,10 @@ module strata
   public :: strata_schunk_delete_chunk, strata_schunk_get_chunk, strata_schunk_decompress_chunk
   public :: strata_schunk_getitem, strata_schunk_meta_add, strata_schunk_meta_update, strata_schunk_meta_get
   public :: strata_schunk_vlmeta_set, strata_schunk_vlmeta_get, strata_schunk_vlmeta_delete
+  public :: strata_ndarray_params_default, strata_ndarray_uninit, strata_ndarray_zeros, strata_ndarray_full
+  public :: strata_ndarray_from_buffer, strata_ndarray_open, strata_ndarray_from_cframe, strata_ndarray_to_cframe
+  public :: strata_ndarray_save, strata_ndarray_close, strata_ndarray_free, strata_ndarray_get_info
+  public :: strata_ndarray_dtype, strata_ndarray_get_slice, strata_ndarray_set_slice, strata_ndarray_resize
   public :: strata_cstr, strata_error_message, strata_version_string
 
   interface
@@ -449,6 +475,153 @@ module strata
       character(kind=c_char), intent(in) :: name(*)
       integer(c_int32_t) :: r
     end function strata_schunk_vlmeta_delete
+
+    ! ---------------------------------------------------------------- N-d arrays
+    ! Shapes, starts, stops and steps are C order, 0-based, stops exclusive: for a Fortran
+    ! array, reverse the dimensions (README.md). dtype: strata_cstr("<f8") etc.
+    function strata_ndarray_params_default(out) bind(c, name="strata_ndarray_params_default") result(r)
+      import :: strata_ndarray_params, c_int32_t
+      type(strata_ndarray_params), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_ndarray_params_default
+
+    function strata_ndarray_uninit(urlpath, storage, params, dtype, out) bind(c, name="strata_ndarray_uninit") result(r)
+      import :: c_char, strata_storage, strata_ndarray_params, c_ptr, c_int32_t
+      character(kind=c_char), intent(in) :: urlpath(*)
+      type(strata_storage), intent(in) :: storage
+      type(strata_ndarray_params), intent(in) :: params
+      character(kind=c_char), intent(in) :: dtype(*)
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_ndarray_uninit
+
+    function strata_ndarray_zeros(urlpath, storage, params, dtype, out) bind(c, name="strata_ndarray_zeros") result(r)
+      import :: c_char, strata_storage, strata_ndarray_params, c_ptr, c_int32_t
+      character(kind=c_char), intent(in) :: urlpath(*)
+      type(strata_storage), intent(in) :: storage
+      type(strata_ndarray_params), intent(in) :: params
+      character(kind=c_char), intent(in) :: dtype(*)
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_ndarray_zeros
+
+    function strata_ndarray_full(urlpath, storage, params, dtype, value, valuelen, out) &
+        bind(c, name="strata_ndarray_full") result(r)
+      import :: c_char, strata_storage, strata_ndarray_params, c_ptr, c_size_t, c_int32_t
+      character(kind=c_char), intent(in) :: urlpath(*)
+      type(strata_storage), intent(in) :: storage
+      type(strata_ndarray_params), intent(in) :: params
+      character(kind=c_char), intent(in) :: dtype(*)
+      type(c_ptr), value :: value
+      integer(c_size_t), value :: valuelen
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_ndarray_full
+
+    function strata_ndarray_from_buffer(urlpath, storage, params, dtype, src, srclen, out) &
+        bind(c, name="strata_ndarray_from_buffer") result(r)
+      import :: c_char, strata_storage, strata_ndarray_params, c_ptr, c_size_t, c_int32_t
+      character(kind=c_char), intent(in) :: urlpath(*)
+      type(strata_storage), intent(in) :: storage
+      type(strata_ndarray_params), intent(in) :: params
+      character(kind=c_char), intent(in) :: dtype(*)
+      type(c_ptr), value :: src
+      integer(c_size_t), value :: srclen
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_ndarray_from_buffer
+
+    function strata_ndarray_open(urlpath, mode, sync, out) bind(c, name="strata_ndarray_open") result(r)
+      import :: c_char, c_int8_t, c_ptr, c_int32_t
+      character(kind=c_char), intent(in) :: urlpath(*)
+      integer(c_int8_t), value :: mode
+      integer(c_int8_t), value :: sync
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_ndarray_open
+
+    function strata_ndarray_from_cframe(src, srclen, out) bind(c, name="strata_ndarray_from_cframe") result(r)
+      import :: c_ptr, c_size_t, c_int32_t
+      type(c_ptr), value :: src
+      integer(c_size_t), value :: srclen
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_ndarray_from_cframe
+
+    function strata_ndarray_to_cframe(array, dst, dstlen) bind(c, name="strata_ndarray_to_cframe") result(r)
+      import :: c_ptr, c_size_t, c_int64_t
+      type(c_ptr), value :: array
+      type(c_ptr), value :: dst
+      integer(c_size_t), value :: dstlen
+      integer(c_int64_t) :: r
+    end function strata_ndarray_to_cframe
+
+    function strata_ndarray_save(array, urlpath) bind(c, name="strata_ndarray_save") result(r)
+      import :: c_ptr, c_char, c_int32_t
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: urlpath(*)
+      integer(c_int32_t) :: r
+    end function strata_ndarray_save
+
+    function strata_ndarray_close(array) bind(c, name="strata_ndarray_close") result(r)
+      import :: c_ptr, c_int32_t
+      type(c_ptr), value :: array
+      integer(c_int32_t) :: r
+    end function strata_ndarray_close
+
+    subroutine strata_ndarray_free(array) bind(c, name="strata_ndarray_free")
+      import :: c_ptr
+      type(c_ptr), value :: array
+    end subroutine strata_ndarray_free
+
+    function strata_ndarray_get_info(array, out) bind(c, name="strata_ndarray_get_info") result(r)
+      import :: c_ptr, strata_ndarray_info, c_int32_t
+      type(c_ptr), value :: array
+      type(strata_ndarray_info), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_ndarray_get_info
+
+    function strata_ndarray_dtype(array, buf, len) bind(c, name="strata_ndarray_dtype") result(r)
+      import :: c_ptr, c_char, c_size_t, c_int64_t
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(out) :: buf(*)
+      integer(c_size_t), value :: len
+      integer(c_int64_t) :: r
+    end function strata_ndarray_dtype
+
+    function strata_ndarray_get_slice(array, ndim, start, stop, step, dst, dstlen) &
+        bind(c, name="strata_ndarray_get_slice") result(r)
+      import :: c_ptr, c_int32_t, c_int64_t, c_size_t
+      type(c_ptr), value :: array
+      integer(c_int32_t), value :: ndim
+      integer(c_int64_t), intent(in) :: start(*)
+      integer(c_int64_t), intent(in) :: stop(*)
+      integer(c_int64_t), intent(in) :: step(*)
+      type(c_ptr), value :: dst
+      integer(c_size_t), value :: dstlen
+      integer(c_int64_t) :: r
+    end function strata_ndarray_get_slice
+
+    function strata_ndarray_set_slice(array, ndim, start, stop, step, src, srclen) &
+        bind(c, name="strata_ndarray_set_slice") result(r)
+      import :: c_ptr, c_int32_t, c_int64_t, c_size_t
+      type(c_ptr), value :: array
+      integer(c_int32_t), value :: ndim
+      integer(c_int64_t), intent(in) :: start(*)
+      integer(c_int64_t), intent(in) :: stop(*)
+      integer(c_int64_t), intent(in) :: step(*)
+      type(c_ptr), value :: src
+      integer(c_size_t), value :: srclen
+      integer(c_int32_t) :: r
+    end function strata_ndarray_set_slice
+
+    function strata_ndarray_resize(array, ndim, new_shape) bind(c, name="strata_ndarray_resize") result(r)
+      import :: c_ptr, c_int32_t, c_int64_t
+      type(c_ptr), value :: array
+      integer(c_int32_t), value :: ndim
+      integer(c_int64_t), intent(in) :: new_shape(*)
+      integer(c_int32_t) :: r
+    end function strata_ndarray_resize
 
     ! C's strlen, to read strata_version()'s string.
     function c_strlen(s) bind(c, name="strlen") result(r)

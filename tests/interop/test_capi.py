@@ -8,11 +8,14 @@ the C API what python-blosc2 wrote:
   shorter) and an edited copy as a sparse frame directory;
 * tests/interop/capi_reader.c reads python-blosc2's contiguous and sparse frames;
 * c-examples/climate.c writes the Levitus temperature grid as a .b2nd array and reads slices
-  of it, and reads an array python-blosc2 wrote.
+  of it; capi_reader.c reads arrays python-blosc2 wrote (whole and strided);
+* bindings/fortran/examples/slice_array.f90 writes a real(8) Fortran array t(i, j, k) that
+  python-blosc2 reads as arr[k, j, i].
 """
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -187,3 +190,26 @@ def test_python_blosc2_b2nd_reads_through_the_c_api(tmp_path: Path, libstrata: P
     assert (tmp_path / "out.raw").read_bytes() == data.tobytes()
     step = data[(slice(1, -1, 2),) * data.ndim]
     assert (tmp_path / "out.raw.step").read_bytes() == np.ascontiguousarray(step).tobytes()
+
+
+def test_fortran_array_opens_in_python_blosc2_transposed(tmp_path: Path, libstrata: Path) -> None:
+    gfortran = shutil.which("gfortran")
+    assert gfortran, "gfortran is not installed: run scripts/setup-build-deps.sh"
+    fdir = REPO / "bindings" / "fortran"
+    flags = ["-std=f2008", "-Wall", "-Werror"]
+    subprocess.run([gfortran, *flags, "-J", tmp_path, "-c", fdir / "strata.f90", "-o", tmp_path / "strata.o"], check=True)
+    exe = tmp_path / "slice_array"
+    subprocess.run(
+        [gfortran, *flags, "-I", tmp_path, fdir / "examples" / "slice_array.f90", tmp_path / "strata.o", libstrata,
+         "-lm", "-lpthread", "-ldl", "-o", exe],
+        check=True,
+    )
+    assert run(exe, tmp_path).endswith("ok\n")
+
+    ni, nj, nk = 64, 50, 30
+    i, j, k = np.meshgrid(np.arange(1, ni + 1), np.arange(1, nj + 1), np.arange(1, nk + 1), indexing="ij")
+    t = 1000.0 * k + 10.0 * j + 0.01 * i  # t[i-1, j-1, k-1] as Fortran's t(i, j, k)
+    t[60:64, 47:50, 28:30] = -1.0
+    arr = blosc2.open(str(tmp_path / "field.b2nd"))
+    assert (arr.shape, arr.dtype, arr.chunks) == ((nk, nj, ni), np.float64, (5, nj, ni))
+    np.testing.assert_array_equal(arr[:], t.T)  # python sees arr[k, j, i]

@@ -55,6 +55,7 @@ const STRATA_SPECIAL_ZERO = 1
 const STRATA_SPECIAL_NAN = 2
 const STRATA_SPECIAL_VALUE = 3
 const STRATA_SPECIAL_UNINIT = 4
+const STRATA_MAX_DIM = 16
 
 # ------------------------------------------------------------------ structs (C layout)
 struct strata_cparams
@@ -122,8 +123,31 @@ struct strata_runtime_info
     l3::Csize_t
 end
 
+struct strata_ndarray_params
+    size::Csize_t
+    ndim::Int32
+    shape::NTuple{16,Int64}
+    chunkshape::NTuple{16,Int32}
+    blockshape::NTuple{16,Int32}
+    cparams::strata_cparams
+    dparams::strata_dparams
+end
+
+struct strata_ndarray_info
+    ndim::Int32
+    typesize::Int32
+    shape::NTuple{16,Int64}
+    chunkshape::NTuple{16,Int32}
+    blockshape::NTuple{16,Int32}
+    nbytes::Int64
+    cbytes::Int64
+end
+
 "Opaque super-chunk handle (only `Ptr{strata_schunk}` exists)."
 mutable struct strata_schunk end
+
+"Opaque N-d array handle (only `Ptr{strata_ndarray}` exists)."
+mutable struct strata_ndarray end
 
 # ------------------------------------------------------------------ library, errors
 strata_version() = ccall((:strata_version, libstrata), Cstring, ())
@@ -323,5 +347,78 @@ strata_schunk_vlmeta_count(schunk) =
 strata_schunk_vlmeta_name(schunk, i, buf, len) =
     ccall((:strata_schunk_vlmeta_name, libstrata), Int64,
           (Ptr{strata_schunk}, Int64, Ptr{UInt8}, Csize_t), schunk, i, buf, len)
+
+# ------------------------------------------------------------------ N-d arrays (C order)
+strata_ndarray_params_default(out) =
+    ccall((:strata_ndarray_params_default, libstrata), Int32, (Ptr{strata_ndarray_params},), out)
+
+strata_ndarray_uninit(urlpath, storage, params, dtype, out) =
+    ccall((:strata_ndarray_uninit, libstrata), Int32,
+          (Ptr{UInt8}, Ptr{strata_storage}, Ptr{strata_ndarray_params}, Ptr{UInt8}, Ptr{Ptr{strata_ndarray}}),
+          urlpath, storage, params, dtype, out)
+
+strata_ndarray_zeros(urlpath, storage, params, dtype, out) =
+    ccall((:strata_ndarray_zeros, libstrata), Int32,
+          (Ptr{UInt8}, Ptr{strata_storage}, Ptr{strata_ndarray_params}, Ptr{UInt8}, Ptr{Ptr{strata_ndarray}}),
+          urlpath, storage, params, dtype, out)
+
+strata_ndarray_full(urlpath, storage, params, dtype, value, valuelen, out) =
+    ccall((:strata_ndarray_full, libstrata), Int32,
+          (Ptr{UInt8}, Ptr{strata_storage}, Ptr{strata_ndarray_params}, Ptr{UInt8}, Ptr{UInt8}, Csize_t,
+           Ptr{Ptr{strata_ndarray}}),
+          urlpath, storage, params, dtype, value, valuelen, out)
+
+strata_ndarray_from_buffer(urlpath, storage, params, dtype, src, srclen, out) =
+    ccall((:strata_ndarray_from_buffer, libstrata), Int32,
+          (Ptr{UInt8}, Ptr{strata_storage}, Ptr{strata_ndarray_params}, Ptr{UInt8}, Ptr{UInt8}, Csize_t,
+           Ptr{Ptr{strata_ndarray}}),
+          urlpath, storage, params, dtype, src, srclen, out)
+
+strata_ndarray_open(urlpath, mode, sync, out) =
+    ccall((:strata_ndarray_open, libstrata), Int32,
+          (Cstring, UInt8, UInt8, Ptr{Ptr{strata_ndarray}}), urlpath, mode, sync, out)
+
+strata_ndarray_from_cframe(src, srclen, out) =
+    ccall((:strata_ndarray_from_cframe, libstrata), Int32,
+          (Ptr{UInt8}, Csize_t, Ptr{Ptr{strata_ndarray}}), src, srclen, out)
+
+strata_ndarray_to_cframe(array, dst, dstlen) =
+    ccall((:strata_ndarray_to_cframe, libstrata), Int64,
+          (Ptr{strata_ndarray}, Ptr{UInt8}, Csize_t), array, dst, dstlen)
+
+strata_ndarray_save(array, urlpath) =
+    ccall((:strata_ndarray_save, libstrata), Int32, (Ptr{strata_ndarray}, Cstring), array, urlpath)
+
+strata_ndarray_close(array) =
+    ccall((:strata_ndarray_close, libstrata), Int32, (Ptr{strata_ndarray},), array)
+
+strata_ndarray_free(array) =
+    ccall((:strata_ndarray_free, libstrata), Cvoid, (Ptr{strata_ndarray},), array)
+
+strata_ndarray_get_info(array, out) =
+    ccall((:strata_ndarray_get_info, libstrata), Int32,
+          (Ptr{strata_ndarray}, Ptr{strata_ndarray_info}), array, out)
+
+strata_ndarray_dtype(array, buf, len) =
+    ccall((:strata_ndarray_dtype, libstrata), Int64,
+          (Ptr{strata_ndarray}, Ptr{UInt8}, Csize_t), array, buf, len)
+
+strata_ndarray_set_nthreads(array, compress_nthreads, decompress_nthreads) =
+    ccall((:strata_ndarray_set_nthreads, libstrata), Int32,
+          (Ptr{strata_ndarray}, UInt32, UInt32), array, compress_nthreads, decompress_nthreads)
+
+strata_ndarray_get_slice(array, ndim, start, stop, step, dst, dstlen) =
+    ccall((:strata_ndarray_get_slice, libstrata), Int64,
+          (Ptr{strata_ndarray}, Int32, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{UInt8}, Csize_t),
+          array, ndim, start, stop, step, dst, dstlen)
+
+strata_ndarray_set_slice(array, ndim, start, stop, step, src, srclen) =
+    ccall((:strata_ndarray_set_slice, libstrata), Int32,
+          (Ptr{strata_ndarray}, Int32, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{UInt8}, Csize_t),
+          array, ndim, start, stop, step, src, srclen)
+
+strata_ndarray_resize(array, ndim, new_shape) =
+    ccall((:strata_ndarray_resize, libstrata), Int32,
+          (Ptr{strata_ndarray}, Int32, Ptr{Int64}), array, ndim, new_shape)
 
 end # module LibStrata

@@ -22,6 +22,7 @@ export StrataError, compress, decompress, getitem, chunkinfo
 export SChunk, nchunks, nbytes, cbytes, typesize, chunksize
 export append_chunk!, insert_chunk!, update_chunk!, delete_chunk!, chunk, decompress_chunk
 export meta, meta!, metanames, vlmeta, vlmeta!, delete_vlmeta!, vlmetanames, to_cframe
+export NDArray, chunks, blocks, dtype, save
 
 # ------------------------------------------------------------------ errors
 
@@ -391,5 +392,229 @@ delete_vlmeta!(s::SChunk, name::AbstractString) = (check(LibStrata.strata_schunk
 "Names of the vlmetalayers, in order."
 vlmetanames(s::SChunk) = [fetch_name((b, l) -> LibStrata.strata_schunk_vlmeta_name(s, i, b, l))
                           for i in 0:check(LibStrata.strata_schunk_vlmeta_count(s))-1]
+
+# ------------------------------------------------------------------ N-d arrays
+
+# NumPy dtype strings of Julia's plain element types (little-endian).
+const DTYPES = Dict{DataType,String}(
+    Bool => "|b1", Int8 => "|i1", UInt8 => "|u1", Int16 => "<i2", UInt16 => "<u2", Int32 => "<i4",
+    UInt32 => "<u4", Int64 => "<i8", UInt64 => "<u8", Float16 => "<f2", Float32 => "<f4",
+    Float64 => "<f8", ComplexF32 => "<c8", ComplexF64 => "<c16")
+
+"The Julia element type of a dtype string: a plain type, else `NTuple{typesize,UInt8}`."
+function eltype_of(dtype::AbstractString, typesize::Integer)
+    for (T, d) in DTYPES
+        (d == dtype || (sizeof(T) == 1 && d[2:end] == dtype[2:end])) && return T
+    end
+    return NTuple{Int(typesize),UInt8}
+end
+
+"""
+    NDArray{T,N}
+
+A b2nd N-d array of `N` dimensions of `T` in a frame (memory, a `.b2nd` file, or a sparse
+directory). Julia's dimensions are the reverse of the stored (C-order) shape: `size(a)` is
+`(nN, …, n1)` for a b2nd shape `(n1, …, nN)`, and `a[i, j, k]` is python-blosc2's
+`arr[k-1, j-1, i-1]`. Index with integers, ranges (steps too) and `:`; assign arrays to
+sections; `Array(a)` reads it whole.
+"""
+mutable struct NDArray{T,N}
+    handle::Ptr{LibStrata.strata_ndarray}
+    function NDArray{T,N}(handle::Ptr{LibStrata.strata_ndarray}) where {T,N}
+        a = new{T,N}(handle)
+        finalizer(a) do x
+            LibStrata.strata_ndarray_free(x.handle)
+            x.handle = C_NULL
+        end
+        return a
+    end
+end
+
+Base.cconvert(::Type{Ptr{LibStrata.strata_ndarray}}, a::NDArray) = a
+function Base.unsafe_convert(::Type{Ptr{LibStrata.strata_ndarray}}, a::NDArray)
+    a.handle == C_NULL && throw(ArgumentError("the NDArray is closed"))
+    return a.handle
+end
+
+function array_info(a::NDArray)
+    r = Ref{LibStrata.strata_ndarray_info}()
+    check(LibStrata.strata_ndarray_get_info(a, r))
+    return r[]
+end
+
+"Julia dimensions (reversed C shape)."
+Base.size(a::NDArray{T,N}) where {T,N} = ntuple(d -> Int(array_info(a).shape[N-d+1]), N)
+Base.size(a::NDArray, d::Integer) = size(a)[d]
+Base.ndims(::NDArray{T,N}) where {T,N} = N
+Base.eltype(::NDArray{T}) where {T} = T
+Base.length(a::NDArray) = prod(size(a))
+"Chunk shape in Julia order."
+chunks(a::NDArray{T,N}) where {T,N} = ntuple(d -> Int(array_info(a).chunkshape[N-d+1]), N)
+"Block shape in Julia order."
+blocks(a::NDArray{T,N}) where {T,N} = ntuple(d -> Int(array_info(a).blockshape[N-d+1]), N)
+"The NumPy dtype string stored in the array."
+dtype(a::NDArray) = fetch_name((b, l) -> LibStrata.strata_ndarray_dtype(a, b, l))
+nbytes(a::NDArray) = Int(array_info(a).nbytes)
+cbytes(a::NDArray) = Int(array_info(a).cbytes)
+
+# strata_ndarray_params for Julia dims `dims` (reversed here), with optional chunks/blocks.
+function nd_params(::Type{T}, dims::Dims{N}, chunks, blocks; kw...) where {T,N}
+    N <= LibStrata.STRATA_MAX_DIM || throw(ArgumentError("at most $(LibStrata.STRATA_MAX_DIM) dimensions"))
+    d = Ref{LibStrata.strata_ndarray_params}()
+    check(LibStrata.strata_ndarray_params_default(d))
+    rev(x, ::Type{S}) where {S} = ntuple(i -> i <= N && x !== nothing ? S(x[N-i+1]) : zero(S), 16)
+    cp = cparams(; typesize = sizeof(T), kw...)
+    return LibStrata.strata_ndarray_params(d[].size, Int32(N), rev(dims, Int64), rev(chunks, Int32),
+                                           rev(blocks, Int32), cp, d[].dparams)
+end
+
+dtype_of(::Type{T}, dtype) where {T} =
+    dtype !== nothing ? String(dtype) : get(DTYPES, T, "|V$(sizeof(T))")
+
+function make_array(f, ::Type{T}, dims::Dims{N}; path = nothing, chunks = nothing, blocks = nothing,
+                    dtype = nothing, sparse::Bool = false, overwrite::Bool = false, sync::Symbol = :on_close,
+                    kw...) where {T,N}
+    bitstype_check(T)
+    p = nd_params(T, dims, chunks, blocks; kw...)
+    st = storage(; sparse = sparse, overwrite = overwrite, sync = sync)
+    out = Ref{Ptr{LibStrata.strata_ndarray}}(C_NULL)
+    url = path === nothing ? C_NULL : checked_path(path)
+    check(f(url, Ref(st), Ref(p), dtype_of(T, dtype), out))
+    return NDArray{T,N}(out[])
+end
+
+"""
+    NDArray(A::Array; path=nothing, chunks=nothing, blocks=nothing, dtype=nothing, sparse=false,
+            overwrite=false, cparams...)
+
+A b2nd array holding `A` (in memory, or at `path`): stored with the reversed shape, so the
+bytes are `A`'s. `chunks`/`blocks` in Julia order (derived when `nothing`); `dtype` defaults
+to NumPy's name for `eltype(A)`.
+"""
+function NDArray(A::Array{T,N}; kw...) where {T,N}
+    make_array(T, size(A); kw...) do url, st, p, dt, out
+        LibStrata.strata_ndarray_from_buffer(url, st, p, dt, A, sizeof(A), out)
+    end
+end
+
+"An array of zeros of `T` and Julia dimensions `dims` (no chunk data stored)."
+zeros(::Type{T}, dims::Integer...; kw...) where {T} =
+    make_array(T, Dims(dims); kw...) do url, st, p, dt, out
+        LibStrata.strata_ndarray_zeros(url, st, p, dt, out)
+    end
+
+"An array of undefined contents (read as zeros)."
+uninit(::Type{T}, dims::Integer...; kw...) where {T} =
+    make_array(T, Dims(dims); kw...) do url, st, p, dt, out
+        LibStrata.strata_ndarray_uninit(url, st, p, dt, out)
+    end
+
+"An array with every item `value`."
+function full(value::T, dims::Integer...; kw...) where {T}
+    v = Ref(value)
+    make_array(T, Dims(dims); kw...) do url, st, p, dt, out
+        GC.@preserve v LibStrata.strata_ndarray_full(url, st, p, dt,
+                                                     Ptr{UInt8}(Base.unsafe_convert(Ptr{T}, v)), sizeof(T), out)
+    end
+end
+
+"""
+    Strata.open_array(path; mode=:read, sync=:on_close, T=nothing) -> NDArray
+
+Opens a `.b2nd` file or sparse directory; the element type comes from its dtype (plain
+NumPy types), else `NTuple{typesize,UInt8}`, unless `T` is given.
+"""
+function open_array(path::AbstractString; mode::Symbol = :read, sync::Symbol = :on_close,
+                    T::Union{Nothing,DataType} = nothing)
+    out = Ref{Ptr{LibStrata.strata_ndarray}}(C_NULL)
+    check(LibStrata.strata_ndarray_open(path, UInt8(MODES[mode]), UInt8(SYNCS[sync]), out))
+    h = out[]
+    r = Ref{LibStrata.strata_ndarray_info}()
+    rc = LibStrata.strata_ndarray_get_info(h, r)
+    rc < 0 && (LibStrata.strata_ndarray_free(h); check(rc))
+    info = r[]
+    n = LibStrata.strata_ndarray_dtype(h, C_NULL, 0)
+    buf = Vector{UInt8}(undef, max(n, 0) + 1)
+    LibStrata.strata_ndarray_dtype(h, buf, length(buf))
+    E = T === nothing ? eltype_of(String(buf[1:max(n, 0)]), info.typesize) : T
+    if sizeof(E) != info.typesize
+        LibStrata.strata_ndarray_free(h)
+        throw(ArgumentError("element type $E has $(sizeof(E)) bytes, the array's items $(info.typesize)"))
+    end
+    return NDArray{E,Int(info.ndim)}(h)
+end
+
+"Saves the array as a contiguous `.b2nd` file at `path` (replacing it)."
+save(a::NDArray, path::AbstractString) = (check(LibStrata.strata_ndarray_save(a, path)); nothing)
+
+function Base.close(a::NDArray)
+    a.handle == C_NULL && return nothing
+    h, a.handle = a.handle, C_NULL
+    check(LibStrata.strata_ndarray_close(h))
+    return nothing
+end
+
+"Changes the Julia dimensions to `dims` (same count); items gained read as zeros."
+function Base.resize!(a::NDArray{T,N}, dims::Integer...) where {T,N}
+    length(dims) == N || throw(ArgumentError("$N dimensions expected"))
+    shape = Int64[dims[N-i+1] for i in 1:N]
+    check(LibStrata.strata_ndarray_resize(a, Int32(N), shape))
+    return a
+end
+
+# One Julia index of dimension `d` (length `len`) as a C slice (start, stop, step) and the
+# number of items it selects; stops follow Python (exclusive, clipped).
+function c_slice(i::Integer, len::Int)
+    1 <= i <= len || throw(BoundsError())
+    return (Int64(i - 1), Int64(i), Int64(1), 1)
+end
+c_slice(::Colon, len::Int) = (Int64(0), Int64(len), Int64(1), len)
+function c_slice(r::AbstractRange{<:Integer}, len::Int)
+    isempty(r) && return (Int64(0), Int64(0), Int64(1), 0)
+    (1 <= minimum(r) && maximum(r) <= len) || throw(BoundsError())
+    s = step(r)
+    start = first(r) - 1
+    stop = last(r) - 1 + sign(s)          # one step past the last, 0-based
+    stop < 0 && (stop = -len - 1)         # before index 0: Python's "to the start"
+    return (Int64(start), Int64(stop), Int64(s), length(r))
+end
+
+# The C selection of Julia indices `I` (reversed), and the Julia shape of the result.
+function c_selection(a::NDArray{T,N}, I) where {T,N}
+    length(I) == N || throw(ArgumentError("$N indices expected, got $(length(I))"))
+    sz = size(a)
+    parts = [c_slice(I[d], sz[d]) for d in 1:N]
+    start = Int64[parts[N-d+1][1] for d in 1:N]
+    stop = Int64[parts[N-d+1][2] for d in 1:N]
+    stp = Int64[parts[N-d+1][3] for d in 1:N]
+    return start, stop, stp, Tuple(p[4] for p in parts)
+end
+
+function Base.getindex(a::NDArray{T,N}, I...) where {T,N}
+    start, stop, stp, dims = c_selection(a, I)
+    out = Array{T,N}(undef, dims)
+    check(LibStrata.strata_ndarray_get_slice(a, Int32(N), start, stop, stp, out, sizeof(out)))
+    keep = Tuple(d for d in 1:N if !(I[d] isa Integer))
+    return length(keep) == N ? out : reshape(out, Tuple(dims[d] for d in keep))
+end
+
+function Base.setindex!(a::NDArray{T,N}, X::AbstractArray, I...) where {T,N}
+    start, stop, stp, dims = c_selection(a, I)
+    src = Array{T}(X)
+    length(src) == prod(dims) || throw(DimensionMismatch("$(size(X)) into a selection of $dims"))
+    check(LibStrata.strata_ndarray_set_slice(a, Int32(N), start, stop, stp, src, sizeof(src)))
+    return a
+end
+
+"The whole array, read into a Julia `Array` (same bytes, reversed shape)."
+Base.Array(a::NDArray{T,N}) where {T,N} = a[ntuple(_ -> Colon(), N)...]
+
+"The array as a contiguous frame (a `.b2nd` file's bytes)."
+function to_cframe(a::NDArray)
+    n = check(LibStrata.strata_ndarray_to_cframe(a, C_NULL, 0))
+    out = Vector{UInt8}(undef, n)
+    check(LibStrata.strata_ndarray_to_cframe(a, out, length(out)))
+    return out
+end
 
 end # module Strata

@@ -107,4 +107,47 @@ using Strata: LibStrata
         close(m)
         @test_throws ArgumentError nchunks(m)
     end
+
+    @testset "N-d arrays" begin
+        dir = mktempdir()
+        path = joinpath(dir, "t.b2nd")
+        T = [1000.0 * k + 10.0 * j + 0.01 * i for i in 1:40, j in 1:30, k in 1:12]
+        a = NDArray(T; path = path, chunks = (40, 30, 4), blocks = (40, 10, 2), codec = :zstd)
+        @test size(a) == (40, 30, 12)
+        @test chunks(a) == (40, 30, 4)
+        @test blocks(a) == (40, 10, 2)
+        @test dtype(a) == "<f8"
+        close(a)
+
+        r = Strata.open_array(path; mode = :readwrite)
+        @test r isa NDArray{Float64,3}
+        # The file's C shape is the reverse: python-blosc2 sees (12, 30, 40).
+        info = Strata.array_info(r)
+        @test info.shape[1:3] == (12, 30, 40)
+        @test Array(r) == T
+        @test r[7, 11, 3] == T[7, 11, 3]
+        @test r[2:9, 5, :] == T[2:9, 5, :]
+        @test r[1:3:40, 30:-2:1, 12:-1:1] == T[1:3:40, 30:-2:1, 12:-1:1]
+        r[1:4, 1:2, 12] = fill(-1.0, 4, 2)
+        T[1:4, 1:2, 12] .= -1.0
+        @test Array(r) == T
+        resize!(r, 40, 30, 14)
+        @test size(r) == (40, 30, 14)
+        @test all(r[:, :, 13:14] .== 0)
+        err = try
+            r[41, 1, 1]
+            nothing
+        catch e
+            e
+        end
+        @test err isa BoundsError
+        close(r)
+
+        z = Strata.zeros(Float32, 7, 9; chunks = (4, 4), blocks = (2, 2))
+        @test Array(z) == zeros(Float32, 7, 9)
+        f = Strata.full(Int16(-3), 5, 6)
+        @test Array(f) == fill(Int16(-3), 5, 6)
+        m = Strata.open_array(path)
+        @test_throws StrataError (m[1, 1, 1:2] = [1.0, 2.0])   # opened read-only
+    end
 end
