@@ -190,6 +190,10 @@ fn header_macros_match_the_library() {
     ] {
         assert_eq!(define(name), value.to_string(), "{name}");
     }
+    assert_eq!(
+        define("STRATA_MAX_DIM"),
+        strata::format::b2nd::MAX_DIM.to_string()
+    );
 }
 
 /// The programs in c-examples/.
@@ -200,7 +204,7 @@ fn c_examples() -> Vec<PathBuf> {
         .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("c"))
         .collect();
     all.sort();
-    assert!(all.len() >= 5, "C examples missing: {all:?}");
+    assert!(all.len() >= 6, "C examples missing: {all:?}");
     all
 }
 

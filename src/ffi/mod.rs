@@ -220,3 +220,57 @@ pub extern "C" fn strata_version() -> *const c_char {
 pub extern "C" fn strata_abi_version() -> u32 {
     STRATA_ABI_VERSION
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn last_error() -> String {
+        let mut buf = [0u8; 256];
+        // SAFETY: a 256-byte buffer.
+        let n = unsafe { error::strata_last_error(buf.as_mut_ptr().cast(), buf.len()) };
+        String::from_utf8_lossy(&buf[..n.min(255)]).into_owned()
+    }
+
+    #[test]
+    fn a_panic_becomes_the_panic_code_with_a_message() {
+        let rc = call(|| panic!("boom at the boundary"));
+        assert_eq!(rc, i64::from(STRATA_ERROR_PANIC));
+        assert!(
+            last_error().contains("boom at the boundary"),
+            "{}",
+            last_error()
+        );
+        let rc = call_status(|| panic!("{}", String::from("formatted boom")));
+        assert_eq!(rc, STRATA_ERROR_PANIC);
+        assert!(last_error().contains("formatted boom"));
+    }
+
+    #[test]
+    fn errors_and_null_pointers_become_codes() {
+        let rc = call(|| Err(Error::Data("bad stream".into()).into()));
+        assert_eq!(rc, -3);
+        assert_eq!(last_error(), "corrupt data: bad stream");
+        // SAFETY: a NULL pointer with a length is refused before any read.
+        let rc = call(|| unsafe { slice_in::<u8>(std::ptr::null(), 4, "src") }.map(|_| 0));
+        assert_eq!(rc, i64::from(STRATA_ERROR_NULL_POINTER));
+        assert_eq!(last_error(), "src is NULL");
+    }
+
+    #[test]
+    fn size_queries_and_short_buffers() {
+        let bytes = [1u8, 2, 3, 4, 5];
+        // SAFETY: NULL with length 0 is a size query; the other buffers are real.
+        unsafe {
+            assert_eq!(call(|| copy_out(&bytes, std::ptr::null_mut(), 0)), 5);
+            let mut small = [0u8; 4];
+            let rc = call(|| copy_out(&bytes, small.as_mut_ptr(), small.len()));
+            assert_eq!(rc, -6);
+            assert_eq!(small, [0; 4], "nothing written on failure");
+            let mut name = [0xffu8; 6];
+            assert_eq!(call(|| name_out("units", name.as_mut_ptr().cast(), 6)), 5);
+            assert_eq!(&name, b"units\0");
+            assert_eq!(call(|| name_out("units", name.as_mut_ptr().cast(), 5)), -6);
+        }
+    }
+}
