@@ -122,7 +122,7 @@ impl strata_ndarray_params {
     ///
     /// # Safety
     /// `dtype` NULL or NUL-terminated.
-    unsafe fn to_params(
+    unsafe fn array_params(
         &self,
         dtype: *const c_char,
         storage: &super::params::Storage,
@@ -214,7 +214,7 @@ unsafe fn create(
             )
         };
         // SAFETY: forwarded from the caller.
-        let p = unsafe { params.to_params(dtype, &storage) }?;
+        let p = unsafe { params.array_params(dtype, &storage) }?;
         // SAFETY: forwarded from the caller.
         let loc: Location = unsafe { location(urlpath, storage.sparse) }?;
         let arr = match fill()? {
