@@ -2,11 +2,14 @@
 //! what the engine decompresses.
 
 use proptest::prelude::*;
+use std::borrow::Cow;
 use strata::chunk::{compress_vec, decompress_vec, CParams, Context, DParams, Decoder, SplitMode};
 use strata::error::Error;
 use strata::format::chunk::SpecialType;
 use strata::ndarray::slice::{get_slice, set_slice};
-use strata::ndarray::{ArrayParams, ChunkSource, Geometry, NdArray, Selection, Slice, VecStore};
+use strata::ndarray::{
+    ArrayParams, ChunkSource, ChunkStore, Geometry, Location, NdArray, Selection, Slice,
+};
 use strata::registry::Registry;
 
 // ---------------------------------------------------------------------------------------
@@ -129,6 +132,50 @@ fn params(shape: &[i64], chunks: &[i32], blocks: &[i32], ts: usize) -> ArrayPara
         .blockshape(blocks)
 }
 
+/// The compressed chunks of `arr`, chunk 0 first (special chunks as C-Blosc2 rebuilds them).
+fn chunks_of<S: ChunkStore>(arr: &NdArray<S>) -> Vec<Vec<u8>> {
+    (0..arr.store().nchunks())
+        .map(|n| arr.store().chunk(n).unwrap().into_owned())
+        .collect()
+}
+
+/// Chunks in vectors, as they are given: a store that takes bad chunks too.
+#[derive(Debug, Default)]
+struct VecStore(Vec<Vec<u8>>);
+
+impl VecStore {
+    fn from_chunks(chunks: Vec<Vec<u8>>) -> Self {
+        VecStore(chunks)
+    }
+    fn new() -> Self {
+        VecStore::default()
+    }
+}
+
+impl ChunkSource for VecStore {
+    fn nchunks(&self) -> usize {
+        self.0.len()
+    }
+    fn chunk(&self, nchunk: usize) -> strata::Result<Cow<'_, [u8]>> {
+        Ok(Cow::Borrowed(&self.0[nchunk]))
+    }
+}
+
+impl ChunkStore for VecStore {
+    fn update_chunk(&mut self, nchunk: usize, chunk: Vec<u8>) -> strata::Result<()> {
+        self.0[nchunk] = chunk;
+        Ok(())
+    }
+    fn insert_chunk(&mut self, nchunk: usize, chunk: Vec<u8>) -> strata::Result<()> {
+        self.0.insert(nchunk, chunk);
+        Ok(())
+    }
+    fn delete_chunk(&mut self, nchunk: usize) -> strata::Result<()> {
+        self.0.remove(nchunk);
+        Ok(())
+    }
+}
+
 fn shape_of(arr: &NdArray) -> Vec<usize> {
     arr.shape().to_vec()
 }
@@ -139,8 +186,13 @@ fn shape_of(arr: &NdArray) -> Vec<usize> {
 #[test]
 fn spec_example_chunk_layout() {
     let data: Vec<u8> = (1..=35).collect();
-    let arr = NdArray::from_buffer(&params(&[5, 7], &[4, 4], &[2, 3], 1), &data).unwrap();
-    let chunks = arr.store().chunks();
+    let arr = NdArray::from_buffer(
+        &params(&[5, 7], &[4, 4], &[2, 3], 1),
+        &Location::Memory,
+        &data,
+    )
+    .unwrap();
+    let chunks = chunks_of(&arr);
     assert_eq!(chunks.len(), 4);
     assert_eq!(
         decompress_vec(&chunks[0]).unwrap(),
@@ -167,7 +219,12 @@ fn spec_example_chunk_layout() {
 #[test]
 fn five_by_five_sliced_past_the_end() {
     let data: Vec<u8> = (0..25).collect();
-    let arr = NdArray::from_buffer(&params(&[5, 5], &[2, 3], &[1, 2], 1), &data).unwrap();
+    let arr = NdArray::from_buffer(
+        &params(&[5, 5], &[2, 3], &[1, 2], 1),
+        &Location::Memory,
+        &data,
+    )
+    .unwrap();
     let (v, shape) = arr
         .get_slice_vec(&[Slice::range(4, 6), Slice::range(4, 6)])
         .unwrap();
@@ -189,7 +246,8 @@ fn five_by_five_sliced_past_the_end() {
 #[test]
 fn every_fourth_of_360_is_90() {
     let data = counting(360, 4);
-    let arr = NdArray::from_buffer(&params(&[360], &[100], &[7], 4), &data).unwrap();
+    let arr =
+        NdArray::from_buffer(&params(&[360], &[100], &[7], 4), &Location::Memory, &data).unwrap();
     let (v, shape) = arr.get_slice_vec(&[Slice::FULL.step_by(4)]).unwrap();
     assert_eq!(shape, [90]);
     let got: Vec<u32> = v
@@ -212,13 +270,13 @@ fn zero_length_dimensions() {
         (vec![0], vec![0], vec![0]),
     ] {
         let p = params(&shape, &chunks, &blocks, 4);
-        let mut arr = NdArray::zeros(&p).unwrap();
+        let mut arr = NdArray::zeros(&p, &Location::Memory).unwrap();
         assert_eq!(arr.store().nchunks(), 0);
         assert_eq!(arr.to_vec().unwrap(), Vec::<u8>::new());
         let (v, s) = arr.get_slice_vec(&[Slice::range(1, 3)]).unwrap();
         assert!(v.is_empty() && s.contains(&0), "{shape:?}");
         assert_eq!(arr.set_slice(&[], &[]).unwrap().chunks_written, 0);
-        let from = NdArray::from_buffer(&p, &[]).unwrap();
+        let from = NdArray::from_buffer(&p, &Location::Memory, &[]).unwrap();
         assert_eq!(from.store().nchunks(), 0);
         // growing the empty dimension makes chunks (where chunkshape allows it)
         if !chunks.contains(&0) {
@@ -228,13 +286,13 @@ fn zero_length_dimensions() {
         }
     }
     // default partitions of an empty shape are the shape, as python-blosc2 chooses
-    let arr = NdArray::zeros(&ArrayParams::new(&[0, 7], 8)).unwrap();
+    let arr = NdArray::zeros(&ArrayParams::new(&[0, 7], 8), &Location::Memory).unwrap();
     assert_eq!(
         (&arr.meta().chunkshape[..], &arr.meta().blockshape[..]),
         (&[0, 7][..], &[0, 7][..])
     );
     // an empty dimension with chunkshape 0 cannot grow
-    let mut arr = NdArray::zeros(&params(&[0, 5], &[0, 5], &[0, 5], 1)).unwrap();
+    let mut arr = NdArray::zeros(&params(&[0, 5], &[0, 5], &[0, 5], 1), &Location::Memory).unwrap();
     assert_eq!(arr.resize(&[2, 5]).unwrap_err().code(), -12);
 }
 
@@ -243,7 +301,7 @@ fn one_item_arrays() {
     for shape in [vec![1i64], vec![1, 1], vec![1, 1, 1]] {
         let nd = shape.len();
         let p = params(&shape, &vec![1; nd], &vec![1; nd], 8);
-        let mut arr = NdArray::from_buffer(&p, &42u64.to_le_bytes()).unwrap();
+        let mut arr = NdArray::from_buffer(&p, &Location::Memory, &42u64.to_le_bytes()).unwrap();
         assert_eq!(arr.to_vec().unwrap(), 42u64.to_le_bytes());
         arr.set_slice(&[Slice::index(0)], &7u64.to_le_bytes())
             .unwrap();
@@ -253,7 +311,12 @@ fn one_item_arrays() {
         assert!(v.is_empty());
     }
     // 0-d: one item in one chunk
-    let arr = NdArray::from_buffer(&ArrayParams::new(&[], 8), &3.5f64.to_le_bytes()).unwrap();
+    let arr = NdArray::from_buffer(
+        &ArrayParams::new(&[], 8),
+        &Location::Memory,
+        &3.5f64.to_le_bytes(),
+    )
+    .unwrap();
     assert_eq!((arr.meta().ndim(), arr.store().nchunks()), (0, 1));
     assert_eq!(arr.to_vec().unwrap(), 3.5f64.to_le_bytes());
     assert!(arr.get_slice_vec(&[Slice::FULL]).is_err());
@@ -265,7 +328,12 @@ fn last_partial_chunk_and_block() {
     // 3 x 3 items, the last block of a chunk holds 2 x 3 or 3 x 3.
     let ts = 2;
     let data = counting(23 * 17, ts);
-    let arr = NdArray::from_buffer(&params(&[23, 17], &[10, 7], &[4, 4], ts), &data).unwrap();
+    let arr = NdArray::from_buffer(
+        &params(&[23, 17], &[10, 7], &[4, 4], ts),
+        &Location::Memory,
+        &data,
+    )
+    .unwrap();
     let g = arr.geometry();
     assert_eq!(
         (g.extchunkshape(), g.chunk_grid()),
@@ -292,9 +360,9 @@ fn typesize_over_255() {
     let ts = 300;
     let data = counting(9 * 11, ts);
     let p = params(&[9, 11], &[4, 5], &[3, 2], ts).dtype("|V300");
-    let arr = NdArray::from_buffer(&p, &data).unwrap();
+    let arr = NdArray::from_buffer(&p, &Location::Memory, &data).unwrap();
     // the chunk header stores typesize 1, the blocksize is one block of 300-byte items
-    let c = &arr.store().chunks()[0];
+    let c = &chunks_of(&arr)[0];
     assert_eq!(
         (c[3], u32::from_le_bytes(c[8..12].try_into().unwrap())),
         (1, 6 * 300)
@@ -304,7 +372,7 @@ fn typesize_over_255() {
     assert_eq!(shape, [5, 3]);
     assert_eq!(v, naive_get(&data, &[9, 11], ts, &slices));
     assert_eq!(arr.to_vec().unwrap(), data);
-    let full = NdArray::full(&p, &data[..ts]).unwrap();
+    let full = NdArray::full(&p, &Location::Memory, &data[..ts]).unwrap();
     let (v, _) = full
         .get_slice_vec(&[Slice::index(8), Slice::index(10)])
         .unwrap();
@@ -315,8 +383,12 @@ fn typesize_over_255() {
 fn three_d_uint8_item_by_item_across_borders() {
     let shape = [13usize, 11, 9];
     let data: Vec<u8> = (0..13 * 11 * 9).map(|i| (i * 7 % 251) as u8).collect();
-    let arr =
-        NdArray::from_buffer(&params(&[13, 11, 9], &[5, 4, 6], &[2, 3, 4], 1), &data).unwrap();
+    let arr = NdArray::from_buffer(
+        &params(&[13, 11, 9], &[5, 4, 6], &[2, 3, 4], 1),
+        &Location::Memory,
+        &data,
+    )
+    .unwrap();
     for idx in all_indices(&shape) {
         let slices: Vec<Slice> = idx.iter().map(|&i| Slice::index(i as i64)).collect();
         let mut item = [0u8];
@@ -339,9 +411,10 @@ fn four_d_uint64_with_delta_at_block_borders() {
         ..CParams::default()
     };
     let p = params(&[6, 7, 5, 8], &[4, 5, 3, 6], &[2, 2, 2, 3], 8).cparams(&cparams);
-    let arr = NdArray::from_buffer(&p, &data).unwrap();
+    let arr = NdArray::from_buffer(&p, &Location::Memory, &data).unwrap();
     // the chunks really use delta
-    let d = Decoder::new(Registry::global(), &arr.store().chunks()[0]).unwrap();
+    let chunks = chunks_of(&arr);
+    let d = Decoder::new(Registry::global(), &chunks[0]).unwrap();
     assert!(d.needs_block0());
     for slices in [
         // items on both sides of block borders in every dimension
@@ -409,7 +482,12 @@ fn four_d_uint64_with_delta_at_block_borders() {
 #[test]
 fn only_touched_blocks_are_decompressed() {
     let data = counting(64 * 64, 4);
-    let arr = NdArray::from_buffer(&params(&[64, 64], &[32, 32], &[8, 8], 4), &data).unwrap();
+    let arr = NdArray::from_buffer(
+        &params(&[64, 64], &[32, 32], &[8, 8], 4),
+        &Location::Memory,
+        &data,
+    )
+    .unwrap();
     // a 3 x 3 box inside one block
     let mut out = vec![0u8; 9 * 4];
     let s = arr
@@ -430,7 +508,12 @@ fn only_touched_blocks_are_decompressed() {
         .unwrap();
     assert_eq!((s.chunks_read, s.blocks_decompressed), (2, 4));
     // blocks that span whole output rows are decompressed in place
-    let arr = NdArray::from_buffer(&params(&[64, 64], &[32, 64], &[8, 64], 4), &data).unwrap();
+    let arr = NdArray::from_buffer(
+        &params(&[64, 64], &[32, 64], &[8, 64], 4),
+        &Location::Memory,
+        &data,
+    )
+    .unwrap();
     let mut out = vec![0u8; 64 * 64 * 4];
     let s = arr.get_slice(&[], &mut out).unwrap();
     assert_eq!((s.blocks_decompressed, s.blocks_in_place), (8, 8));
@@ -443,7 +526,12 @@ fn only_touched_blocks_are_decompressed() {
 #[test]
 fn writes_rebuild_covered_chunks_without_reading_them() {
     let data = counting(20 * 20, 2);
-    let mut arr = NdArray::from_buffer(&params(&[20, 20], &[10, 10], &[5, 5], 2), &data).unwrap();
+    let mut arr = NdArray::from_buffer(
+        &params(&[20, 20], &[10, 10], &[5, 5], 2),
+        &Location::Memory,
+        &data,
+    )
+    .unwrap();
     let mut want = data.clone();
     // covers chunks 0 and 1 whole: nothing read
     let values = counting(200, 2)
@@ -479,7 +567,7 @@ fn writes_rebuild_covered_chunks_without_reading_them() {
     assert_eq!(arr.to_vec().unwrap(), want);
     // the padding of rebuilt chunks is zeros
     let g = arr.geometry().clone();
-    for (n, c) in arr.store().chunks().iter().enumerate() {
+    for (n, c) in chunks_of(&arr).iter().enumerate() {
         assert_eq!(decompress_vec(c).unwrap(), naive_chunk(&want, &g, n));
     }
 }
@@ -488,8 +576,12 @@ fn writes_rebuild_covered_chunks_without_reading_them() {
 fn concurrent_reads_of_one_array() {
     let data = counting(50 * 40 * 3, 4);
     let shape = [50usize, 40, 3];
-    let arr =
-        NdArray::from_buffer(&params(&[50, 40, 3], &[16, 16, 3], &[4, 8, 3], 4), &data).unwrap();
+    let arr = NdArray::from_buffer(
+        &params(&[50, 40, 3], &[16, 16, 3], &[4, 8, 3], 4),
+        &Location::Memory,
+        &data,
+    )
+    .unwrap();
     std::thread::scope(|s| {
         for t in 0..8i64 {
             let (arr, data) = (&arr, &data);
@@ -514,16 +606,16 @@ fn concurrent_reads_of_one_array() {
 #[test]
 fn special_arrays() {
     let p = params(&[10, 10], &[4, 4], &[2, 2], 8);
-    let zeros = NdArray::zeros(&p).unwrap();
+    let zeros = NdArray::zeros(&p, &Location::Memory).unwrap();
     // python-blosc2's zero chunk of this array, byte for byte
     let want = [
         0x05, 0x01, 0x05, 0x08, 0x80, 0, 0, 0, 0x20, 0, 0, 0, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
         0, 0, 0, 0, 0, 0, 0, 0, 0x10,
     ];
-    assert!(zeros.store().chunks().iter().all(|c| c[..] == want));
+    assert!(chunks_of(&zeros).iter().all(|c| c[..] == want));
     assert_eq!(zeros.to_vec().unwrap(), vec![0; 800]);
-    let full = NdArray::full(&p, &3.5f64.to_le_bytes()).unwrap();
-    let c = &full.store().chunks()[0];
+    let full = NdArray::full(&p, &Location::Memory, &3.5f64.to_le_bytes()).unwrap();
+    let c = &chunks_of(&full)[0];
     assert_eq!(
         (c.len(), c[31], &c[32..]),
         (40, 0x30, &3.5f64.to_le_bytes()[..])
@@ -532,17 +624,27 @@ fn special_arrays() {
         .get_slice_vec(&[Slice::index(9), Slice::range(8, 10)])
         .unwrap();
     assert_eq!(v, [3.5f64.to_le_bytes(), 3.5f64.to_le_bytes()].concat());
-    let un = NdArray::uninit(&p).unwrap();
-    assert_eq!(un.store().chunks()[0][31], (SpecialType::Uninit as u8) << 4);
+    let un = NdArray::uninit(&p, &Location::Memory).unwrap();
+    assert_eq!(chunks_of(&un)[0][31], (SpecialType::Uninit as u8) << 4);
     assert_eq!(un.to_vec().unwrap(), vec![0; 800]);
-    assert_eq!(NdArray::full(&p, &[1, 2]).unwrap_err().code(), -12);
+    assert_eq!(
+        NdArray::full(&p, &Location::Memory, &[1, 2])
+            .unwrap_err()
+            .code(),
+        -12
+    );
 }
 
 #[test]
 fn resize_grows_and_shrinks_any_axis() {
     let ts = 4;
     let data = counting(7 * 9, ts);
-    let mut arr = NdArray::from_buffer(&params(&[7, 9], &[3, 4], &[2, 3], ts), &data).unwrap();
+    let mut arr = NdArray::from_buffer(
+        &params(&[7, 9], &[3, 4], &[2, 3], ts),
+        &Location::Memory,
+        &data,
+    )
+    .unwrap();
     let mut want = data.clone();
     let mut shape = vec![7usize, 9];
     for new in [
@@ -579,8 +681,12 @@ fn resize_grows_and_shrinks_any_axis() {
 fn copy_with_new_partitions_and_cparams() {
     let shape = [30usize, 20, 10];
     let data = counting(6000, 4);
-    let arr =
-        NdArray::from_buffer(&params(&[30, 20, 10], &[8, 8, 8], &[4, 4, 4], 4), &data).unwrap();
+    let arr = NdArray::from_buffer(
+        &params(&[30, 20, 10], &[8, 8, 8], &[4, 4, 4], 4),
+        &Location::Memory,
+        &data,
+    )
+    .unwrap();
     let zstd = CParams {
         codec: 5,
         clevel: 3,
@@ -592,10 +698,10 @@ fn copy_with_new_partitions_and_cparams() {
         .chunkshape(&[16, 7, 10])
         .blockshape(&[5, 7, 3])
         .cparams(&zstd);
-    let copy = arr.copy(&p).unwrap();
+    let copy = arr.copy(&p, &Location::Memory).unwrap();
     assert_eq!(copy.meta().chunkshape, [16, 7, 10]);
     assert_eq!(copy.store().nchunks(), 2 * 3);
-    let h = Decoder::new(Registry::global(), &copy.store().chunks()[0])
+    let h = Decoder::new(Registry::global(), &chunks_of(&copy)[0])
         .unwrap()
         .header;
     assert_eq!(
@@ -603,16 +709,20 @@ fn copy_with_new_partitions_and_cparams() {
         (5, 5 * 7 * 3 * 4, 2)
     );
     assert_eq!(copy.to_vec().unwrap(), data);
-    for (n, c) in copy.store().chunks().iter().enumerate() {
+    for (n, c) in chunks_of(&copy).iter().enumerate() {
         assert_eq!(
             decompress_vec(c).unwrap(),
             naive_chunk(&data, copy.geometry(), n)
         );
     }
     // default partitions
-    let copy = arr.copy(&ArrayParams::new(&[30, 20, 10], 4)).unwrap();
+    let copy = arr
+        .copy(&ArrayParams::new(&[30, 20, 10], 4), &Location::Memory)
+        .unwrap();
     assert_eq!(copy.to_vec().unwrap(), data);
-    assert!(arr.copy(&ArrayParams::new(&[30, 20, 11], 4)).is_err());
+    assert!(arr
+        .copy(&ArrayParams::new(&[30, 20, 11], 4), &Location::Memory)
+        .is_err());
     // a slice as a new array
     let sub = arr
         .slice(&[Slice::range(3, 17), Slice::FULL.step_by(-3)])
@@ -687,9 +797,14 @@ fn decompress_block_matches_the_whole_chunk() {
 #[test]
 fn bad_chunks_and_arguments() {
     let data = counting(100, 1);
-    let arr = NdArray::from_buffer(&params(&[10, 10], &[5, 5], &[5, 5], 1), &data).unwrap();
+    let arr = NdArray::from_buffer(
+        &params(&[10, 10], &[5, 5], &[5, 5], 1),
+        &Location::Memory,
+        &data,
+    )
+    .unwrap();
     let meta = arr.meta().clone();
-    let mut chunks = arr.store().chunks().to_vec();
+    let mut chunks = chunks_of(&arr).to_vec();
     // a chunk of the wrong size
     chunks[1] = compress_vec(
         &CParams {
@@ -720,7 +835,7 @@ fn bad_chunks_and_arguments() {
         )
     );
     // a truncated chunk
-    chunks[1] = arr.store().chunks()[1][..20].to_vec();
+    chunks[1] = chunks_of(&arr)[1][..20].to_vec();
     let bad = NdArray::from_store(
         meta.clone(),
         arr.cparams(),
@@ -817,13 +932,13 @@ proptest! {
         // DParams is gaining fields (the N-d context for plugins).
         #[allow(clippy::needless_update)]
         let dparams = DParams { nthreads, ..DParams::default() };
-        let arr = NdArray::from_buffer(&params(&shape, &chunks, &blocks, ts), &data)
+        let arr = NdArray::from_buffer(&params(&shape, &chunks, &blocks, ts), &Location::Memory, &data)
             .unwrap()
             .with_dparams(dparams);
         let (v, out_shape) = arr.get_slice_vec(slices).unwrap();
         prop_assert_eq!(&v, &naive_get(&data, &ushape, ts, slices));
         prop_assert_eq!(out_shape, picked(&ushape, slices).iter().map(Vec::len).collect::<Vec<_>>());
-        for (k, c) in arr.store().chunks().iter().enumerate() {
+        for (k, c) in chunks_of(&arr).iter().enumerate() {
             prop_assert_eq!(decompress_vec(c).unwrap(), naive_chunk(&data, arr.geometry(), k));
         }
     }
@@ -843,7 +958,7 @@ proptest! {
             ..CParams::default()
         };
         let p = params(&shape, &chunks, &blocks, ts).cparams(&cparams);
-        let mut arr = NdArray::from_buffer(&p, &want).unwrap();
+        let mut arr = NdArray::from_buffer(&p, &Location::Memory, &want).unwrap();
         for (w, slices) in writes.iter().enumerate() {
             let slices = &slices[..slices.len().min(shape.len())];
             let count: usize = picked(&ushape, slices).iter().map(Vec::len).product();
@@ -852,7 +967,7 @@ proptest! {
             naive_set(&mut want, &ushape, ts, slices, &values);
         }
         prop_assert_eq!(arr.to_vec().unwrap(), want.clone());
-        for (k, c) in arr.store().chunks().iter().enumerate() {
+        for (k, c) in chunks_of(&arr).iter().enumerate() {
             prop_assert_eq!(decompress_vec(c).unwrap(), naive_chunk(&want, arr.geometry(), k));
         }
     }

@@ -524,10 +524,6 @@ impl Frame {
         let mut probe = h32;
         probe[12..16].copy_from_slice(&(EXTENDED_HEADER_LENGTH as i32).to_le_bytes());
         let hdr = ChunkHeader::parse(&probe).map_err(|e| e.in_frame(&path))?;
-        let regular = hdr.special == SpecialType::None
-            && !hdr.vl_blocks()
-            && !hdr.use_dict()
-            && hdr.nbytes > 0;
         if hdr.memcpyed() && hdr.special == SpecialType::None {
             if range.start > range.end || range.end > hdr.nbytes {
                 return Err(Error::InvalidIndex(format!(
@@ -555,25 +551,64 @@ impl Frame {
             )?;
             return Ok(len);
         }
-        let image = if !regular || cb <= LAZY_MIN {
-            let mut whole = vec![0u8; cb];
-            self.io.read_at(obj, pos, &mut whole)?;
-            whole
+        let needed = if range.is_empty() || hdr.blocksize == 0 || range.end > hdr.nbytes {
+            Vec::new()
         } else {
-            self.partial_image(obj, pos, cb, &h32, &hdr, &range)
-                .map_err(|e| e.in_frame(&path))?
+            (range.start / hdr.blocksize..=(range.end - 1) / hdr.blocksize).collect()
         };
+        let image = self.stored_image(obj, pos, cb, &h32, &hdr, &needed)?;
         Decoder::new(ctx.registry, &image)
             .map_err(|e| e.in_frame(&path))?
             .decompress_range_on(&ctx.runtime, nthreads, range, dst)
             .map_err(|e| e.in_frame(&path))
     }
 
-    /// A compact image of a regular chunk holding only the blocks `range` needs (and block 0
-    /// when the chunk uses delta): the header (cbytes patched), `bstarts` pointing into the
-    /// image (other blocks point at the first block byte and are never read), then the
-    /// blocks' bytes. A block's bytes run from its `bstart` to the next larger one (or the
-    /// chunk end), as C-Blosc2's lazy chunks size them.
+    /// Chunk `n` as a lazy chunk: an image holding its header, its `bstarts` and the bytes of
+    /// blocks `nblocks` only (plus block 0 when the chunk uses delta), the other blocks'
+    /// `bstarts` pointing at bytes that must not be read (see [`Frame::partial_image`]).
+    /// Chunks that are special, small, memcpyed, VL-block or use a dictionary come whole.
+    pub fn lazy_chunk(&self, n: usize, nblocks: &[usize]) -> Result<Vec<u8>> {
+        let (obj, pos, room) = match self.chunk_loc(n)? {
+            ChunkLoc::Special(_) => return self.read_chunk(n),
+            ChunkLoc::Stored(off) => self.stored_at(off)?,
+        };
+        let (h32, cb) = self.stored_header(obj, pos, room)?;
+        let mut probe = h32;
+        probe[12..16].copy_from_slice(&(EXTENDED_HEADER_LENGTH as i32).to_le_bytes());
+        let hdr = ChunkHeader::parse(&probe).map_err(|e| e.in_frame(&self.io.path(obj)))?;
+        self.stored_image(obj, pos, cb, &h32, &hdr, nblocks)
+    }
+
+    /// The image of the stored chunk at `pos` (`cb` bytes, header `h32` parsed as `hdr`) for
+    /// reading blocks `nblocks`: compact when that saves reading, whole otherwise.
+    fn stored_image(
+        &self,
+        obj: Obj,
+        pos: u64,
+        cb: usize,
+        h32: &[u8; 32],
+        hdr: &ChunkHeader,
+        nblocks: &[usize],
+    ) -> Result<Vec<u8>> {
+        let regular = hdr.special == SpecialType::None
+            && !hdr.memcpyed()
+            && !hdr.vl_blocks()
+            && !hdr.use_dict()
+            && hdr.nbytes > 0;
+        if !regular || cb <= LAZY_MIN {
+            let mut whole = vec![0u8; cb];
+            self.io.read_at(obj, pos, &mut whole)?;
+            return Ok(whole);
+        }
+        self.partial_image(obj, pos, cb, h32, hdr, nblocks)
+            .map_err(|e| e.in_frame(&self.io.path(obj)))
+    }
+
+    /// A compact image of a regular chunk holding only blocks `nblocks` (and block 0 when the
+    /// chunk uses delta): the header (cbytes patched), `bstarts` pointing into the image
+    /// (other blocks point at the first block byte and are never read), then the blocks'
+    /// bytes. A block's bytes run from its `bstart` to the next larger one (or the chunk end),
+    /// as C-Blosc2's lazy chunks size them; blocks stored back to back are read at once.
     fn partial_image(
         &self,
         obj: Obj,
@@ -581,17 +616,25 @@ impl Frame {
         cb: usize,
         h32: &[u8; 32],
         hdr: &ChunkHeader,
-        range: &Range<usize>,
+        nblocks: &[usize],
     ) -> Result<Vec<u8>> {
-        let nblocks = hdr.nblocks();
-        let data_start = EXTENDED_HEADER_LENGTH + 4 * nblocks;
+        let total = hdr.nblocks();
+        let data_start = EXTENDED_HEADER_LENGTH + 4 * total;
         if data_start >= cb {
             return Err(Error::header("bstarts do not fit in the chunk"));
         }
-        let mut bst = vec![0u8; 4 * nblocks];
-        self.io
-            .read_at(obj, pos + EXTENDED_HEADER_LENGTH as u64, &mut bst)?;
-        let starts: Vec<usize> = bst
+        let mut image = Vec::new();
+        image
+            .try_reserve_exact(data_start)
+            .map_err(|_| Error::MemoryAlloc(data_start))?;
+        image.extend_from_slice(h32);
+        image.resize(data_start, 0);
+        self.io.read_at(
+            obj,
+            pos + EXTENDED_HEADER_LENGTH as u64,
+            &mut image[EXTENDED_HEADER_LENGTH..],
+        )?;
+        let starts: Vec<usize> = image[EXTENDED_HEADER_LENGTH..]
             .chunks_exact(4)
             .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
             .map(|v| {
@@ -604,33 +647,50 @@ impl Frame {
         let mut sorted = starts.clone();
         sorted.sort_unstable();
         sorted.dedup();
-        let bs = hdr.blocksize;
-        let mut needed: Vec<usize> = if range.is_empty() {
-            Vec::new()
-        } else {
-            (range.start / bs..=(range.end - 1) / bs).collect()
-        };
-        if hdr.filters.contains(&filter_id::DELTA) && !needed.contains(&0) {
-            needed.insert(0, 0);
+        let mut needed: Vec<usize> = nblocks.iter().copied().filter(|&b| b < total).collect();
+        if hdr.filters.contains(&filter_id::DELTA) {
+            needed.push(0);
         }
-        let mut image = Vec::with_capacity(data_start);
-        image.extend_from_slice(h32);
-        image.resize(data_start, 0);
-        let mut new_starts = vec![data_start; nblocks];
-        for &b in needed.iter().filter(|&&b| b < nblocks) {
-            let s = starts[b];
-            let end = sorted.iter().copied().find(|&x| x > s).unwrap_or(cb);
-            new_starts[b] = image.len();
+        // Each needed block's stored extent, in storage order; equal starts share bytes.
+        let mut extents: Vec<(usize, usize, usize)> = needed
+            .iter()
+            .map(|&b| {
+                let s = starts[b];
+                let i = sorted.partition_point(|&x| x <= s);
+                (s, sorted.get(i).copied().unwrap_or(cb), b)
+            })
+            .collect();
+        extents.sort_unstable();
+        extents.dedup_by_key(|e| e.2);
+        let mut new_starts = vec![data_start; total];
+        let mut k = 0;
+        while k < extents.len() {
+            // A run of blocks whose bytes follow each other in the chunk: one read.
+            let (run_start, mut run_end) = (extents[k].0, extents[k].1);
+            let mut j = k + 1;
+            while j < extents.len() && extents[j].0 <= run_end {
+                run_end = run_end.max(extents[j].1);
+                j += 1;
+            }
             let at = image.len();
-            image.resize(at + (end - s), 0);
-            self.io.read_at(obj, pos + s as u64, &mut image[at..])?;
+            let len = run_end - run_start;
+            image
+                .try_reserve_exact(len)
+                .map_err(|_| Error::MemoryAlloc(len))?;
+            image.resize(at + len, 0);
+            self.io
+                .read_at(obj, pos + run_start as u64, &mut image[at..])?;
+            for &(s, _, b) in &extents[k..j] {
+                new_starts[b] = at + (s - run_start);
+            }
+            k = j;
         }
         for (b, s) in new_starts.iter().enumerate() {
             let at = EXTENDED_HEADER_LENGTH + 4 * b;
             image[at..at + 4].copy_from_slice(&(*s as i32).to_le_bytes());
         }
-        let total = image.len() as i32;
-        image[12..16].copy_from_slice(&total.to_le_bytes());
+        let len = image.len() as i32;
+        image[12..16].copy_from_slice(&len.to_le_bytes());
         Ok(image)
     }
 
@@ -1062,7 +1122,12 @@ impl Frame {
         let entry = encode_special(kind)?;
         let mut cp = offsets_cparams();
         cp.nthreads = 0;
-        let off_chunk = special_chunk(&cp, SpecialType::Value, off_nbytes, Some(&entry.to_le_bytes()))?;
+        let off_chunk = special_chunk(
+            &cp,
+            SpecialType::Value,
+            off_nbytes,
+            Some(&entry.to_le_bytes()),
+        )?;
         let mut header = self.header.clone();
         header.nbytes = nbytes as i64;
         header.cbytes = 0;

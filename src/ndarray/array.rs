@@ -1,42 +1,70 @@
-//! [`NdArray`]: a b2nd array over a [`ChunkStore`] (in memory: [`VecStore`]).
+//! [`NdArray`]: a b2nd array whose chunks live in a super-chunk ([`SChunk`]) — in memory, in
+//! a contiguous `.b2nd` file, or in a sparse frame directory.
 //!
-//! Chunks are compressed with a blocksize of one block (`prod(blockshape) * typesize`), their
-//! padding zeros, as C-Blosc2 writes them; arrays made whole (zeros, uninit, full) hold
-//! special chunks that store no data. The store is swappable: a super-chunk implements the
-//! same [`ChunkStore`] trait.
+//! * **Make** one with [`NdArray::uninit`], [`NdArray::zeros`], [`NdArray::full`] or
+//!   [`NdArray::from_buffer`] at a [`Location`]; the frame gets the `b2nd` metalayer and a
+//!   chunksize of one chunk (`prod(extchunkshape) * typesize` bytes). Chunks are compressed
+//!   with a blocksize of one block (`prod(blockshape) * typesize`), their padding zeros, as
+//!   C-Blosc2 writes them; zeros and uninit arrays hold special chunks only (index entries,
+//!   no data bytes), full arrays one repeated-value chunk per chunk. Missing chunkshape and
+//!   blockshape come from [`super::partition`] (block ≈ L2/4, chunk ≈ L3/2, balanced boxes).
+//! * **Open** a `.b2nd` file or sparse directory written by anyone with [`NdArray::open`]
+//!   (the legacy `caterva` metalayer too), or a contiguous frame in memory with
+//!   [`NdArray::from_cframe`].
+//! * **Read** with [`NdArray::get_slice`] (`&self`, from many threads at once): only the
+//!   header, the `bstarts` and the touched blocks of each touched chunk are read from the
+//!   file, and only those blocks are decompressed.
+//! * **Write** with [`NdArray::set_slice`] and [`NdArray::resize`] (persisted: chunks updated,
+//!   inserted or deleted, and the metalayer updated in place); **save** with
+//!   [`NdArray::save`], [`NdArray::copy_to`], [`NdArray::to_cframe`]; **re-partition** or
+//!   recompress with [`NdArray::copy`].
 //!
 //! Format: c-blosc2 `blosc/b2nd.c` (`b2nd_zeros`, `b2nd_uninit`, `b2nd_full`,
-//! `b2nd_from_cbuffer`, `b2nd_resize`, `b2nd_copy`); `shared/spec/frames.md` §9–§10.
+//! `b2nd_from_cbuffer`, `b2nd_open`, `b2nd_save`, `b2nd_resize`, `b2nd_copy`);
+//! `shared/spec/frames.md` §9–§11.
 //!
 //! ```
-//! use strata::ndarray::{ArrayParams, NdArray, Slice};
+//! use strata::ndarray::{ArrayParams, Location, NdArray, OpenMode, Slice};
+//! let dir = tempfile::tempdir().unwrap();
+//! let path = dir.path().join("a.b2nd");
 //! let data: Vec<u8> = (1..=35).collect();
 //! let params = ArrayParams::new(&[5, 7], 1).chunkshape(&[4, 4]).blockshape(&[2, 3]).dtype("|u1");
-//! let mut arr = NdArray::from_buffer(&params, &data)?;
+//! let mut arr = NdArray::from_buffer(&params, &Location::File(path.clone()), &data)?;
+//! arr.set_slice(&[Slice::range(0, 2), Slice::range(0, 1)], &[100, 101])?;
+//! arr.resize(&[6, 7])?;
+//! drop(arr);
+//! let arr = NdArray::open(&path, OpenMode::Read)?;
+//! assert_eq!(arr.shape(), [6, 7]);
 //! let mut out = [0u8; 2];
 //! arr.get_slice(&[Slice::index(4), Slice::range(5, 10)], &mut out)?;
 //! assert_eq!(out, [34, 35]);
-//! arr.set_slice(&[Slice::range(0, 2), Slice::range(0, 1)], &[100, 101])?;
 //! assert_eq!(&arr.to_vec()?[..8], [100, 2, 3, 4, 5, 6, 7, 101]);
-//! arr.resize(&[6, 7])?;
 //! assert_eq!(arr.to_vec()?[35..], [0; 7]);
 //! # Ok::<(), strata::Error>(())
 //! ```
 #![forbid(unsafe_code)]
 
+use super::dtype::itemsize;
 use super::geometry::Geometry;
 use super::partition::partitions;
 use super::selection::{Selection, Slice};
-use super::slice::{get_slice, set_slice, SliceStats};
-use super::store::{ChunkStore, VecStore};
+use super::slice::{build_chunk, build_chunks, get_slice, set_slice, SliceStats};
+use super::store::ChunkStore;
 use crate::chunk::{special_chunk, CParams, Context, DParams};
 use crate::error::{Error, Result};
-use crate::format::b2nd::B2ndMeta;
+use crate::format::b2nd::{B2ndMeta, LEGACY_METALAYER, METALAYER};
 use crate::format::chunk::SpecialType;
+use crate::frame::{OpenMode, SyncPolicy};
+use crate::schunk::{Location, SChunk, SChunkOptions};
+use std::path::Path;
+use std::sync::Arc;
 
-/// How to make an array: shape, partitions (derived from the caches when not given), dtype and
-/// compression parameters.
+/// How to make an array: shape, partitions (derived from the caches when not given), dtype,
+/// compression parameters, extra metalayers, and how its storage is created.
+///
+/// Built with [`ArrayParams::new`] (or [`ArrayParams::with_dtype`]) and the builder methods.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ArrayParams {
     /// Shape, in items.
     pub shape: Vec<i64>,
@@ -44,16 +72,25 @@ pub struct ArrayParams {
     pub chunkshape: Option<Vec<i32>>,
     /// Block shape in items; `None` derives it.
     pub blockshape: Option<Vec<i32>>,
-    /// NumPy dtype string; `None` is C-Blosc2's default, `"|S<typesize>"`.
+    /// NumPy dtype string; `None` is C-Blosc2's default, `"|S<typesize>"`. When given, its
+    /// item size must be the typesize.
     pub dtype: Option<String>,
-    /// Compression parameters; `typesize` is the item size. `blocksize` is ignored (a chunk's
-    /// blocks are the array's blocks).
+    /// Compression parameters; `typesize` is the item size in bytes. `blocksize` is ignored
+    /// (a chunk's blocks are the array's blocks) and `nd` is set from the array.
     pub cparams: CParams,
+    /// Decompression parameters (threads per read); `nd` is set from the array.
+    pub dparams: DParams,
+    /// Metalayers written besides `b2nd` (name, content), at most 15.
+    pub metalayers: Vec<(String, Vec<u8>)>,
+    /// Replace an existing file or directory at the location.
+    pub overwrite: bool,
+    /// When writes reach stable storage ([`SyncPolicy`]).
+    pub sync: SyncPolicy,
 }
 
 impl ArrayParams {
     /// An array of `shape` (items) with items of `typesize` bytes, default partitions and
-    /// C-Blosc2's default compression.
+    /// C-Blosc2's default compression (BloscLZ, clevel 5, shuffle).
     #[must_use]
     pub fn new(shape: &[i64], typesize: usize) -> ArrayParams {
         ArrayParams {
@@ -65,7 +102,20 @@ impl ArrayParams {
                 typesize,
                 ..CParams::default()
             },
+            dparams: DParams::default(),
+            metalayers: Vec::new(),
+            overwrite: false,
+            sync: SyncPolicy::default(),
         }
+    }
+
+    /// An array of `shape` (items) of the NumPy dtype `dtype`, the typesize its item size
+    /// ([`super::dtype::itemsize`]).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`] for a dtype string that is not understood.
+    pub fn with_dtype(shape: &[i64], dtype: &str) -> Result<ArrayParams> {
+        Ok(ArrayParams::new(shape, itemsize(dtype)?).dtype(dtype))
     }
 
     /// With this chunk shape (items).
@@ -82,7 +132,7 @@ impl ArrayParams {
         self
     }
 
-    /// With this NumPy dtype string.
+    /// With this NumPy dtype string (the typesize stays).
     #[must_use]
     pub fn dtype(mut self, dtype: &str) -> ArrayParams {
         self.dtype = Some(dtype.to_owned());
@@ -99,13 +149,51 @@ impl ArrayParams {
         self
     }
 
+    /// With these decompression parameters.
+    #[must_use]
+    pub fn dparams(mut self, dparams: &DParams) -> ArrayParams {
+        self.dparams = dparams.clone();
+        self
+    }
+
+    /// With one more metalayer (name ≤ 31 bytes, not `b2nd` or `caterva`).
+    #[must_use]
+    pub fn metalayer(mut self, name: &str, content: &[u8]) -> ArrayParams {
+        self.metalayers.push((name.to_owned(), content.to_vec()));
+        self
+    }
+
+    /// Replacing an existing file or directory (`true`) or refusing to (`false`, the
+    /// default).
+    #[must_use]
+    pub fn overwrite(mut self, overwrite: bool) -> ArrayParams {
+        self.overwrite = overwrite;
+        self
+    }
+
+    /// With this sync policy.
+    #[must_use]
+    pub fn sync(mut self, sync: SyncPolicy) -> ArrayParams {
+        self.sync = sync;
+        self
+    }
+
     /// The metalayer these parameters give, partitions derived from `ctx`'s cache sizes
     /// where missing.
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] for inconsistent shapes ([`B2ndMeta::validate`]).
+    /// [`Error::InvalidParam`] for inconsistent shapes ([`B2ndMeta::validate`]), or a dtype
+    /// whose item size is not the typesize.
     pub fn meta(&self, ctx: &Context<'_>) -> Result<B2ndMeta> {
         let ts = self.cparams.typesize;
+        if let Some(dtype) = &self.dtype {
+            let n = itemsize(dtype)?;
+            if n != ts {
+                return Err(Error::InvalidParam(format!(
+                    "dtype {dtype:?} has items of {n} bytes, the typesize is {ts}"
+                )));
+            }
+        }
         let (chunkshape, blockshape) = partitions(
             &self.shape,
             self.chunkshape.as_deref(),
@@ -118,9 +206,10 @@ impl ArrayParams {
     }
 }
 
-/// A b2nd array: metalayer, compression parameters, and chunks in a store.
-#[derive(Debug, Clone)]
-pub struct NdArray<S = VecStore> {
+/// A b2nd array: metalayer, compression parameters, and chunks in a store (a super-chunk;
+/// any [`ChunkStore`] through [`NdArray::from_store`]).
+#[derive(Debug)]
+pub struct NdArray<S = SChunk> {
     meta: B2ndMeta,
     geom: Geometry,
     cparams: CParams,
@@ -129,39 +218,72 @@ pub struct NdArray<S = VecStore> {
     store: S,
 }
 
-impl NdArray<VecStore> {
-    /// An array whose chunks are all the special chunk `kind` (value `value` for
-    /// [`SpecialType::Value`]).
-    fn special(params: &ArrayParams, kind: SpecialType, value: Option<&[u8]>) -> Result<Self> {
+/// Chunks appended per commit while an array is made.
+const APPEND_BATCH: usize = 1024;
+
+impl NdArray<SChunk> {
+    /// A new array at `location` with no chunks yet: its metalayer, geometry and the
+    /// compression parameters of its chunks.
+    fn create(params: &ArrayParams, location: &Location) -> Result<Self> {
         let ctx = Context::global();
         let meta = params.meta(&ctx)?;
         let geom = Geometry::new(&meta, params.cparams.typesize)?;
         let cparams = geom.chunk_cparams(&params.cparams);
-        let mut chunks = Vec::new();
-        chunks
-            .try_reserve_exact(geom.nchunks())
-            .map_err(|_| Error::MemoryAlloc(geom.nchunks()))?;
-        if geom.nchunks() > 0 {
-            let chunk = special_chunk(&cparams, kind, geom.chunk_nbytes(), value)?;
-            chunks.resize(geom.nchunks(), chunk);
+        cparams.validate()?;
+        let mut metalayers = vec![(METALAYER.to_owned(), meta.to_bytes())];
+        for (name, content) in &params.metalayers {
+            if name == METALAYER || name == LEGACY_METALAYER {
+                return Err(Error::InvalidParam(format!(
+                    "metalayer {name:?} is the array's own"
+                )));
+            }
+            metalayers.push((name.clone(), content.clone()));
         }
+        let opts = SChunkOptions {
+            cparams: cparams.clone(),
+            dparams: params.dparams.clone(),
+            metalayers,
+            chunksize: geom.chunk_nbytes(),
+            sync: params.sync,
+            overwrite: params.overwrite,
+        };
+        let schunk = SChunk::create(location, &opts)?;
         Ok(NdArray {
             meta,
             geom,
             cparams,
-            dparams: DParams::default(),
+            dparams: params.dparams.clone(),
             ctx,
-            store: VecStore::from_chunks(chunks),
-        })
+            store: schunk,
+        }
+        .with_nd())
     }
 
-    /// An array of zeros (`b2nd_zeros`): every chunk a special zero chunk.
+    /// A new array whose chunks are all the special chunk `kind` (zeros or uninit): index
+    /// entries only, as `blosc2_schunk_fill_special`.
+    fn special(params: &ArrayParams, location: &Location, kind: SpecialType) -> Result<Self> {
+        let mut arr = Self::create(params, location)?;
+        let n = arr.geom.nchunks() as u64;
+        if n > 0 && arr.geom.chunk_nbytes() > 0 {
+            let nitems = n
+                .checked_mul(arr.geom.chunk_nitems() as u64)
+                .ok_or_else(|| Error::InvalidParam("the array's size overflows".into()))?;
+            arr.store
+                .fill_special(nitems, kind, arr.geom.chunk_nbytes())?;
+        }
+        arr.check_store()?;
+        Ok(arr)
+    }
+
+    /// An array of zeros at `location` (`b2nd_zeros`): every chunk a special zero chunk, so
+    /// no data bytes are stored.
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] for bad shapes or compression parameters;
-    /// [`Error::MaxBufsizeExceeded`] for chunks over the Blosc2 limit; [`Error::MemoryAlloc`].
-    pub fn zeros(params: &ArrayParams) -> Result<Self> {
-        Self::special(params, SpecialType::Zero, None)
+    /// [`Error::InvalidParam`] for bad shapes, dtype or compression parameters;
+    /// [`Error::MaxBufsizeExceeded`] for chunks over the Blosc2 limit; [`Error::Io`] when the
+    /// file or directory cannot be made (or exists and `params.overwrite` is false).
+    pub fn zeros(params: &ArrayParams, location: &Location) -> Result<Self> {
+        Self::special(params, location, SpecialType::Zero)
     }
 
     /// An array whose contents are undefined (`b2nd_uninit`): special uninit chunks, which
@@ -169,27 +291,220 @@ impl NdArray<VecStore> {
     ///
     /// # Errors
     /// As [`NdArray::zeros`].
-    pub fn uninit(params: &ArrayParams) -> Result<Self> {
-        Self::special(params, SpecialType::Uninit, None)
+    pub fn uninit(params: &ArrayParams, location: &Location) -> Result<Self> {
+        Self::special(params, location, SpecialType::Uninit)
     }
 
-    /// An array with every item `value` (`typesize` bytes), as `b2nd_full`: special chunks
-    /// repeating the value (their padding too, as in C-Blosc2).
+    /// An array with every item `value` (`typesize` bytes), as `b2nd_full`: each chunk a
+    /// repeated-value chunk (their padding too, as in C-Blosc2).
     ///
     /// # Errors
     /// As [`NdArray::zeros`]; [`Error::InvalidParam`] if `value` is not `typesize` bytes.
-    pub fn full(params: &ArrayParams, value: &[u8]) -> Result<Self> {
-        Self::special(params, SpecialType::Value, Some(value))
+    pub fn full(params: &ArrayParams, location: &Location, value: &[u8]) -> Result<Self> {
+        let mut arr = Self::create(params, location)?;
+        let n = arr.geom.nchunks();
+        if n > 0 && arr.geom.chunk_nbytes() > 0 {
+            let chunk = special_chunk(
+                &arr.cparams,
+                SpecialType::Value,
+                arr.geom.chunk_nbytes(),
+                Some(value),
+            )?;
+            let mut left = n;
+            while left > 0 {
+                let k = left.min(APPEND_BATCH);
+                arr.store.append_chunks(&vec![&chunk[..]; k])?;
+                left -= k;
+            }
+        }
+        arr.check_store()?;
+        Ok(arr)
     }
 
-    /// An array holding `data`, a C-order buffer of `shape` items (`b2nd_from_cbuffer`).
+    /// An array at `location` holding `data`, a C-order buffer of `shape` items
+    /// (`b2nd_from_cbuffer`). Chunks are compressed in parallel and appended in order.
     ///
     /// # Errors
     /// As [`NdArray::zeros`]; [`Error::InvalidParam`] if `data` is shorter than the array.
-    pub fn from_buffer(params: &ArrayParams, data: &[u8]) -> Result<Self> {
-        let mut arr = Self::zeros(params)?;
-        arr.set_slice(&[], data)?;
+    pub fn from_buffer(params: &ArrayParams, location: &Location, data: &[u8]) -> Result<Self> {
+        let mut arr = Self::create(params, location)?;
+        let store = &mut arr.store;
+        build_chunks(&arr.ctx, &arr.cparams, &arr.geom, data, |chunks| {
+            let refs: Vec<&[u8]> = chunks.iter().map(Vec::as_slice).collect();
+            store.append_chunks(&refs).map(|_| ())
+        })?;
+        arr.check_store()?;
         Ok(arr)
+    }
+
+    /// Opens the `.b2nd` file or sparse frame directory at `path` (read-only with
+    /// [`OpenMode::Read`]; writes need [`OpenMode::ReadWrite`]).
+    ///
+    /// # Errors
+    /// As [`SChunk::open`] and [`NdArray::from_schunk`].
+    pub fn open(path: impl AsRef<Path>, mode: OpenMode) -> Result<Self> {
+        Self::from_schunk(SChunk::open(path, mode)?)
+    }
+
+    /// The array held by `schunk`, described by its `b2nd` (or legacy `caterva`) metalayer.
+    ///
+    /// # Errors
+    /// [`Error::MetalayerNotFound`] without either metalayer; [`Error::InvalidHeader`] /
+    /// [`Error::InvalidParam`] for a malformed one; [`Error::InvalidParam`] when the
+    /// super-chunk does not hold one chunk per chunk of the array's grid.
+    pub fn from_schunk(schunk: SChunk) -> Result<Self> {
+        let layer = schunk
+            .meta(METALAYER)
+            .or_else(|| schunk.meta(LEGACY_METALAYER))
+            .ok_or_else(|| Error::MetalayerNotFound {
+                name: METALAYER.into(),
+            })?;
+        let meta = B2ndMeta::from_bytes(layer)?;
+        let cparams = schunk.cparams().clone();
+        let dparams = schunk.dparams().clone();
+        Ok(Self::from_store(meta, &cparams, schunk)?.with_dparams(dparams))
+    }
+
+    /// The array in the contiguous frame `bytes` (a `.b2nd` file's bytes), in memory.
+    ///
+    /// # Errors
+    /// As [`SChunk::from_cframe`] and [`NdArray::from_schunk`].
+    pub fn from_cframe(bytes: Vec<u8>) -> Result<Self> {
+        Self::from_schunk(SChunk::from_cframe(bytes)?)
+    }
+
+    /// The whole array as a contiguous frame (the bytes of a `.b2nd` file).
+    ///
+    /// # Errors
+    /// As [`SChunk::to_cframe`].
+    pub fn to_cframe(&self) -> Result<Vec<u8>> {
+        self.store.to_cframe()
+    }
+
+    /// A copy at `location` holding the same chunks as they are stored (no recompression),
+    /// metalayers and vlmetalayers included; replaces what is there when `overwrite`.
+    ///
+    /// # Errors
+    /// As [`SChunk::copy_to`].
+    pub fn copy_to(&self, location: &Location, overwrite: bool) -> Result<Self> {
+        let opts = SChunkOptions {
+            overwrite,
+            ..SChunkOptions::default()
+        };
+        let schunk = self.store.copy_to(location, &opts)?;
+        Ok(NdArray {
+            meta: self.meta.clone(),
+            geom: self.geom.clone(),
+            cparams: self.cparams.clone(),
+            dparams: self.dparams.clone(),
+            ctx: self.ctx.clone(),
+            store: schunk,
+        })
+    }
+
+    /// Saves the array as a contiguous `.b2nd` file at `path`, replacing any file there
+    /// (`b2nd_save`, python-blosc2's `save`); chunks are copied as stored.
+    ///
+    /// # Errors
+    /// As [`NdArray::copy_to`].
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        self.copy_to(&Location::File(path.as_ref().to_path_buf()), true)?
+            .store
+            .close()
+    }
+
+    /// Changes the shape to `new_shape` (items, same number of dimensions), at the end of
+    /// each dimension, as `b2nd_resize`: chunks outside the new grid are deleted, new ones
+    /// are special zero chunks, and the metalayer is updated in place. Items that the array
+    /// gains read as zeros, even where an edge chunk still held old values past the old shape.
+    ///
+    /// Each chunk change is its own commit, and the metalayer is written last: a write that
+    /// fails part-way leaves a frame whose metalayer may not match its chunks.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`] for another number of dimensions, a negative shape, or growing a
+    /// dimension whose chunkshape is 0; errors of the store and of compression.
+    pub fn resize(&mut self, new_shape: &[i64]) -> Result<()> {
+        if new_shape.len() != self.meta.ndim() {
+            return Err(Error::InvalidParam(format!(
+                "new shape {new_shape:?} for an array of {} dimensions",
+                self.meta.ndim()
+            )));
+        }
+        let meta = B2ndMeta {
+            shape: new_shape.to_vec(),
+            ..self.meta.clone()
+        };
+        let geom = Geometry::new(&meta, self.geom.typesize())?;
+        let old_shape = self.geom.shape().to_vec();
+        let (old_grid, new_grid) = (self.geom.chunk_grid().to_vec(), geom.chunk_grid().to_vec());
+        // Chunks outside the new grid go, last first.
+        for nchunk in (0..self.geom.nchunks()).rev() {
+            let coords = self.geom.chunk_coords(nchunk);
+            if coords.iter().zip(&new_grid).any(|(c, g)| c >= g) {
+                ChunkStore::delete_chunk(&mut self.store, nchunk)?;
+            }
+        }
+        // Chunks outside the old grid come in as zeros, first first.
+        if geom.nchunks() > 0 {
+            let zero = special_chunk(&self.cparams, SpecialType::Zero, geom.chunk_nbytes(), None)?;
+            for nchunk in 0..geom.nchunks() {
+                let coords = geom.chunk_coords(nchunk);
+                if coords.iter().zip(&old_grid).any(|(c, g)| c >= g) {
+                    ChunkStore::insert_chunk(&mut self.store, nchunk, zero.clone())?;
+                }
+            }
+        }
+        let name = if self.store.meta(METALAYER).is_some() {
+            METALAYER
+        } else {
+            LEGACY_METALAYER
+        };
+        self.store.meta_update(name, &meta.to_bytes())?;
+        self.meta = meta;
+        self.geom = geom;
+        self.set_nd();
+        // Items gained inside kept edge chunks may hold stale values (from a shrink, or another
+        // writer): zero them where they are not zeros already.
+        let new_shape = self.geom.shape().to_vec();
+        for (d, (&old, &new)) in old_shape.iter().zip(&new_shape).enumerate() {
+            if new > old && old > 0 {
+                let mut slices = vec![Slice::FULL; d + 1];
+                slices[d] = Slice::range(old as i64, new as i64);
+                let (gained, _) = self.get_slice_vec(&slices)?;
+                if gained.iter().any(|&b| b != 0) {
+                    self.set_slice(&slices, &vec![0; gained.len()])?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The super-chunk holding the chunks (metalayers, vlmetalayers, sizes).
+    #[must_use]
+    pub fn schunk(&self) -> &SChunk {
+        &self.store
+    }
+
+    /// The super-chunk, for changing vlmetalayers or other metalayers. Changing or
+    /// removing chunks through it (rather than through the array) breaks the array.
+    #[must_use]
+    pub fn schunk_mut(&mut self) -> &mut SChunk {
+        &mut self.store
+    }
+
+    /// Compressed size in bytes: the super-chunk's `cbytes`.
+    #[must_use]
+    pub fn cbytes(&self) -> u64 {
+        self.store.cbytes()
+    }
+
+    /// Flushes written data to stable storage (per the sync policy) and closes the array.
+    ///
+    /// # Errors
+    /// As [`SChunk::close`].
+    pub fn close(self) -> Result<()> {
+        self.store.close()
     }
 }
 
@@ -202,21 +517,39 @@ impl<S: ChunkStore> NdArray<S> {
     /// grid; [`Error::MaxBufsizeExceeded`] for chunks over the Blosc2 limit.
     pub fn from_store(meta: B2ndMeta, cparams: &CParams, store: S) -> Result<Self> {
         let geom = Geometry::new(&meta, cparams.typesize)?;
-        if store.nchunks() != geom.nchunks() {
-            return Err(Error::InvalidParam(format!(
-                "the store holds {} chunks, the array has {}",
-                store.nchunks(),
-                geom.nchunks()
-            )));
-        }
-        Ok(NdArray {
+        let arr = NdArray {
             meta,
             cparams: geom.chunk_cparams(cparams),
             geom,
             dparams: DParams::default(),
             ctx: Context::global(),
             store,
-        })
+        };
+        arr.check_store()?;
+        Ok(arr.with_nd())
+    }
+
+    fn check_store(&self) -> Result<()> {
+        if self.store.nchunks() != self.geom.nchunks() {
+            return Err(Error::InvalidParam(format!(
+                "the store holds {} chunks, the array has {}",
+                self.store.nchunks(),
+                self.geom.nchunks()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Points the parameters' `nd` at the current metalayer (codecs such as ZFP read it).
+    fn set_nd(&mut self) {
+        let nd = Some(Arc::new(self.meta.clone()));
+        self.cparams.nd.clone_from(&nd);
+        self.dparams.nd = nd;
+    }
+
+    fn with_nd(mut self) -> Self {
+        self.set_nd();
+        self
     }
 
     /// This array working on `ctx` (registry and runtime) instead of the global one.
@@ -226,11 +559,18 @@ impl<S: ChunkStore> NdArray<S> {
         self
     }
 
-    /// This array decompressing with `dparams` (threads per read).
+    /// This array decompressing with `dparams` (threads per read; `nd` stays the array's).
     #[must_use]
     pub fn with_dparams(mut self, dparams: DParams) -> Self {
         self.dparams = dparams;
-        self
+        self.with_nd()
+    }
+
+    /// Sets the threads used to compress (writes) and decompress (reads) per call; 0 = the
+    /// runtime's default.
+    pub fn set_nthreads(&mut self, compress: usize, decompress: usize) {
+        self.cparams.nthreads = compress;
+        self.dparams.nthreads = decompress;
     }
 
     /// The b2nd metalayer (shape, chunkshape, blockshape, dtype).
@@ -245,16 +585,59 @@ impl<S: ChunkStore> NdArray<S> {
         &self.geom
     }
 
+    /// Number of dimensions.
+    #[must_use]
+    pub fn ndim(&self) -> usize {
+        self.meta.ndim()
+    }
+
     /// The shape, in items.
     #[must_use]
     pub fn shape(&self) -> &[usize] {
         self.geom.shape()
     }
 
+    /// The chunk shape, in items.
+    #[must_use]
+    pub fn chunkshape(&self) -> &[usize] {
+        self.geom.chunkshape()
+    }
+
+    /// The block shape, in items.
+    #[must_use]
+    pub fn blockshape(&self) -> &[usize] {
+        self.geom.blockshape()
+    }
+
+    /// The NumPy dtype string (`None` for a legacy metalayer without one).
+    #[must_use]
+    pub fn dtype(&self) -> Option<&str> {
+        self.meta.dtype.as_deref()
+    }
+
+    /// The item size, in bytes.
+    #[must_use]
+    pub fn typesize(&self) -> usize {
+        self.geom.typesize()
+    }
+
+    /// Uncompressed size of the items, in bytes (`prod(shape) * typesize`; padding not
+    /// counted).
+    #[must_use]
+    pub fn nbytes(&self) -> u64 {
+        self.geom.nitems() as u64 * self.geom.typesize() as u64
+    }
+
     /// The compression parameters of the chunks (blocksize = one block).
     #[must_use]
     pub fn cparams(&self) -> &CParams {
         &self.cparams
+    }
+
+    /// The decompression parameters.
+    #[must_use]
+    pub fn dparams(&self) -> &DParams {
+        &self.dparams
     }
 
     /// The chunk store.
@@ -272,17 +655,24 @@ impl<S: ChunkStore> NdArray<S> {
     /// The parameters that make an array like this one (for [`NdArray::copy`]).
     #[must_use]
     pub fn params(&self) -> ArrayParams {
-        ArrayParams {
-            shape: self.meta.shape.clone(),
-            chunkshape: Some(self.meta.chunkshape.clone()),
-            blockshape: Some(self.meta.blockshape.clone()),
-            dtype: self.meta.dtype.clone(),
-            cparams: self.cparams.clone(),
-        }
+        let mut p = ArrayParams::new(&self.meta.shape, self.geom.typesize())
+            .chunkshape(&self.meta.chunkshape)
+            .blockshape(&self.meta.blockshape)
+            .cparams(&CParams {
+                nd: None,
+                ..self.cparams.clone()
+            })
+            .dparams(&DParams {
+                nd: None,
+                ..self.dparams.clone()
+            });
+        p.dtype.clone_from(&self.meta.dtype);
+        p
     }
 
     /// Copies the selection `slices` (one per leading dimension; the rest whole) into `out`
-    /// as a C-order array of the selection's shape, decompressing only the blocks it touches.
+    /// as a C-order array of the selection's shape, decompressing only the blocks it touches
+    /// (and, from a file, reading only those blocks' bytes).
     ///
     /// # Errors
     /// [`Error::InvalidParam`] for more slices than dimensions or a step of 0;
@@ -322,16 +712,14 @@ impl<S: ChunkStore> NdArray<S> {
     ///
     /// # Errors
     /// As [`NdArray::get_slice_vec`] and [`NdArray::from_buffer`].
-    pub fn slice(&self, slices: &[Slice]) -> Result<NdArray<VecStore>> {
+    pub fn slice(&self, slices: &[Slice]) -> Result<NdArray> {
         let (data, shape) = self.get_slice_vec(slices)?;
-        let shape: Vec<i64> = shape.iter().map(|&s| s as i64).collect();
-        let params = ArrayParams {
-            shape,
-            chunkshape: None,
-            blockshape: None,
-            ..self.params()
-        };
-        NdArray::from_buffer(&params, &data).map(|a| a.with_context(self.ctx.clone()))
+        let mut params = self.params();
+        params.shape = shape.iter().map(|&s| s as i64).collect();
+        params.chunkshape = None;
+        params.blockshape = None;
+        NdArray::from_buffer(&params, &Location::Memory, &data)
+            .map(|a| a.with_context(self.ctx.clone()))
     }
 
     /// The whole array as a C-order vector.
@@ -344,11 +732,13 @@ impl<S: ChunkStore> NdArray<S> {
 
     /// Writes `data`, a C-order array of the selection's shape, into the selection `slices`.
     /// Chunks the selection covers whole are rebuilt without reading them; others are
-    /// decompressed, updated and compressed again.
+    /// decompressed, updated and compressed again. Each changed chunk is written to the store
+    /// (for a file: one commit per chunk).
     ///
     /// # Errors
     /// [`Error::InvalidParam`] for a bad selection or `data` shorter than it; errors of the
-    /// store, compression and decompression.
+    /// store (e.g. [`Error::Io`] for an array opened read-only), compression and
+    /// decompression.
     pub fn set_slice(&mut self, slices: &[Slice], data: &[u8]) -> Result<SliceStats> {
         let sel = Selection::new(self.geom.shape(), slices)?;
         set_slice(
@@ -361,71 +751,15 @@ impl<S: ChunkStore> NdArray<S> {
         )
     }
 
-    /// Changes the shape to `new_shape` (items, same number of dimensions), at the end of
-    /// each dimension, as `b2nd_resize`: chunks outside the new grid are deleted, new ones are
-    /// special zero chunks. Items that the array gains read as zeros, even where an edge
-    /// chunk still held old values past the old shape.
-    ///
-    /// # Errors
-    /// [`Error::InvalidParam`] for another number of dimensions, a negative shape, or growing a
-    /// dimension whose chunkshape is 0; errors of the store and of compression.
-    pub fn resize(&mut self, new_shape: &[i64]) -> Result<()> {
-        if new_shape.len() != self.meta.ndim() {
-            return Err(Error::InvalidParam(format!(
-                "new shape {new_shape:?} for an array of {} dimensions",
-                self.meta.ndim()
-            )));
-        }
-        let meta = B2ndMeta {
-            shape: new_shape.to_vec(),
-            ..self.meta.clone()
-        };
-        let geom = Geometry::new(&meta, self.geom.typesize())?;
-        let old_shape = self.geom.shape().to_vec();
-        let (old_grid, new_grid) = (self.geom.chunk_grid().to_vec(), geom.chunk_grid().to_vec());
-        // Chunks outside the new grid go, last first.
-        for nchunk in (0..self.geom.nchunks()).rev() {
-            let coords = self.geom.chunk_coords(nchunk);
-            if coords.iter().zip(&new_grid).any(|(c, g)| c >= g) {
-                self.store.delete_chunk(nchunk)?;
-            }
-        }
-        // Chunks outside the old grid come in as zeros, first first.
-        if geom.nchunks() > 0 {
-            let zero = special_chunk(&self.cparams, SpecialType::Zero, geom.chunk_nbytes(), None)?;
-            for nchunk in 0..geom.nchunks() {
-                let coords = geom.chunk_coords(nchunk);
-                if coords.iter().zip(&old_grid).any(|(c, g)| c >= g) {
-                    self.store.insert_chunk(nchunk, zero.clone())?;
-                }
-            }
-        }
-        self.meta = meta;
-        self.geom = geom;
-        // Items gained inside kept edge chunks may hold stale values (from a shrink, or another
-        // writer): zero them where they are not zeros already.
-        let new_shape = self.geom.shape().to_vec();
-        for (d, (&old, &new)) in old_shape.iter().zip(&new_shape).enumerate() {
-            if new > old && old > 0 {
-                let mut slices = vec![Slice::FULL; d + 1];
-                slices[d] = Slice::range(old as i64, new as i64);
-                let (gained, _) = self.get_slice_vec(&slices)?;
-                if gained.iter().any(|&b| b != 0) {
-                    self.set_slice(&slices, &vec![0; gained.len()])?;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// A copy in memory with the partitions, dtype and compression of `params` (its shape
-    /// and typesize must be this array's; missing partitions are derived), as `b2nd_copy`.
-    /// Chunks are built one at a time from slices of this array.
+    /// A copy at `location` with the partitions, dtype, compression and storage options of
+    /// `params` (its shape and typesize must be this array's; missing partitions are
+    /// derived), as `b2nd_copy`. The new chunks are built one at a time, in order, from
+    /// slices of this array, and appended.
     ///
     /// # Errors
     /// [`Error::InvalidParam`] if `params` has another shape or typesize; as
-    /// [`NdArray::get_slice`] and [`NdArray::set_slice`].
-    pub fn copy(&self, params: &ArrayParams) -> Result<NdArray<VecStore>> {
+    /// [`NdArray::zeros`], [`NdArray::get_slice`] and compression.
+    pub fn copy(&self, params: &ArrayParams, location: &Location) -> Result<NdArray> {
         if params.shape != self.meta.shape || params.cparams.typesize != self.geom.typesize() {
             return Err(Error::InvalidParam(format!(
                 "a copy of shape {:?} and typesize {} from an array of shape {:?} and typesize {}",
@@ -435,7 +769,7 @@ impl<S: ChunkStore> NdArray<S> {
                 self.geom.typesize()
             )));
         }
-        let mut out = NdArray::zeros(params)?.with_context(self.ctx.clone());
+        let mut out = NdArray::create(params, location)?.with_context(self.ctx.clone());
         let (chunkshape, shape) = (out.geom.chunkshape().to_vec(), out.geom.shape().to_vec());
         for nchunk in 0..out.geom.nchunks() {
             let coords = out.geom.chunk_coords(nchunk);
@@ -446,8 +780,10 @@ impl<S: ChunkStore> NdArray<S> {
                 })
                 .collect();
             let (data, _) = self.get_slice_vec(&slices)?;
-            out.set_slice(&slices, &data)?;
+            let chunk = build_chunk(&out.ctx, &out.cparams, &out.geom, nchunk, &data)?;
+            out.store.append_chunk(&chunk)?;
         }
+        out.check_store()?;
         Ok(out)
     }
 }

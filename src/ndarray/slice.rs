@@ -24,12 +24,13 @@
 //!
 //! ```
 //! use strata::chunk::{CParams, Context, DParams};
-//! use strata::format::b2nd::B2ndMeta;
 //! use strata::ndarray::slice::{get_slice, set_slice};
-//! use strata::ndarray::{Geometry, Selection, Slice, VecStore};
-//! let g = Geometry::new(&B2ndMeta::new(vec![5, 7], vec![4, 4], vec![2, 3], "|u1")?, 1)?;
+//! use strata::ndarray::{ArrayParams, Location, NdArray, Selection, Slice};
+//! let params = ArrayParams::new(&[5, 7], 1).chunkshape(&[4, 4]).blockshape(&[2, 3]);
+//! let arr = NdArray::zeros(&params, &Location::Memory)?;
+//! let g = arr.geometry().clone();
+//! let mut store = arr.into_store(); // a super-chunk of 4 zero chunks
 //! let ctx = Context::global();
-//! let mut store = VecStore::from_chunks(vec![Vec::new(); 4]);
 //! let all = Selection::full(g.shape());
 //! let data: Vec<u8> = (1..=35).collect();
 //! set_slice(&ctx, &CParams::default(), &g, &mut store, &all, &data)?;
@@ -51,6 +52,8 @@ use crate::chunk::{
     compress_ctx, job_threads, max_compressed_len, CParams, Context, DParams, Decoder,
 };
 use crate::error::{Error, Result};
+use crate::format::chunk::ChunkHeader;
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -220,29 +223,42 @@ impl Reader<'_> {
     /// Reads touched chunks `range` (plan order).
     fn batch<S: ChunkSource + ?Sized>(&self, source: &S, range: Range<usize>) -> Result<()> {
         let chunks: Vec<ChunkPlan<'_>> = range.clone().map(|t| self.plan.chunk(t)).collect();
-        let bytes = chunks
-            .iter()
-            .map(|c| source.chunk(c.nchunk()))
-            .collect::<Result<Vec<_>>>()?;
-        Counters::add(&self.counters.chunks_read, chunks.len());
         let rt = &self.ctx.runtime;
-        let preps = rt.map_index(chunks.len(), self.dparams.nthreads, |i| {
-            self.prepare(&chunks[i], &bytes[i])
-        })?;
+        let nt = self.dparams.nthreads;
+        let images = rt.map_index(chunks.len(), nt, |i| self.fetch(source, &chunks[i]))?;
+        Counters::add(&self.counters.chunks_read, chunks.len());
+        let preps = rt.map_index(chunks.len(), nt, |i| self.prepare(&chunks[i], &images[i]))?;
         let first = self.output.first_task(range.start);
         let ntasks = self.output.first_task(range.end) - first;
         let bnb = self.geom.block_nbytes();
-        let nthreads = job_threads(rt, self.dparams.nthreads, ntasks.saturating_mul(bnb));
+        let nthreads = job_threads(rt, nt, ntasks.saturating_mul(bnb));
         rt.for_each_index_init(ntasks, nthreads, Vec::new, |scratch, j| {
             let (t, block, mut bx) = self.output.task(first + j)?;
             self.read_block(&preps[t - range.start], &block, &mut bx, scratch)
         })
     }
 
+    /// The bytes of touched chunk `chunk` that its blocks need: a lazy chunk holding only the
+    /// touched blocks when the source can make one, the whole chunk when its blocks are not
+    /// the array's blocks (a chunk from another writer, decompressed whole).
+    fn fetch<'s, S: ChunkSource + ?Sized>(
+        &self,
+        source: &'s S,
+        chunk: &ChunkPlan<'_>,
+    ) -> Result<Cow<'s, [u8]>> {
+        let nblocks: Vec<usize> = chunk.blocks().map(|b| b.nblock).collect();
+        let image = source.chunk_blocks(chunk.nchunk(), &nblocks)?;
+        let h = ChunkHeader::parse(&image)?;
+        if h.vl_blocks() || h.blocksize != self.geom.block_nbytes() {
+            return source.chunk(chunk.nchunk());
+        }
+        Ok(image)
+    }
+
     /// Parses chunk `chunk` and decompresses what its block tasks will share.
     fn prepare<'b>(&self, chunk: &ChunkPlan<'_>, bytes: &'b [u8]) -> Result<Prepared<'b>> {
         let geom = self.geom;
-        let decoder = Decoder::new(self.ctx.registry, bytes)?;
+        let decoder = Decoder::new(self.ctx.registry, bytes)?.with_nd(self.dparams.nd.clone());
         check_chunk(geom, chunk.nchunk(), &decoder)?;
         let h = &decoder.header;
         if h.vl_blocks() || h.blocksize != geom.block_nbytes() {
@@ -436,30 +452,13 @@ pub fn set_slice<S: ChunkStore + ?Sized>(
         )));
     }
     let counters = Counters::default();
-    let writer = Writer {
-        ctx,
-        cparams: geom.chunk_cparams(cparams),
-        geom,
-        sels: plan.sels().copied().collect(),
-        block_strides: c_strides(geom.inner().2).iter().map(|s| s * ts).collect(),
-        data_strides: c_strides(plan.inner_out()).iter().map(|s| s * ts).collect(),
-        data,
-        counters: &counters,
-    };
+    let writer = Writer::new(ctx, cparams, geom, &plan, data, &counters);
     let per_batch = batch_chunks(geom.chunk_nbytes());
     let mut t = 0;
     while t < plan.nchunks() {
         let end = (t + per_batch).min(plan.nchunks());
         let chunks: Vec<ChunkPlan<'_>> = (t..end).map(|i| plan.chunk(i)).collect();
-        let rt = &ctx.runtime;
-        let bytes = chunks.len().saturating_mul(geom.chunk_nbytes());
-        let outer = job_threads(rt, cparams.nthreads, bytes).min(chunks.len());
-        // One chunk at a time uses the threads inside the chunk; several share them out.
-        let inner = if outer > 1 { 1 } else { cparams.nthreads };
-        let source: &S = store;
-        let built = rt.map_index(chunks.len(), outer, |i| {
-            writer.build(source, &chunks[i], inner)
-        })?;
+        let built = writer.build_batch(Some(&*store), &chunks)?;
         for (chunk, bytes) in chunks.iter().zip(built) {
             store.update_chunk(chunk.nchunk(), bytes)?;
         }
@@ -467,6 +466,84 @@ pub fn set_slice<S: ChunkStore + ?Sized>(
         t = end;
     }
     Ok(counters.stats())
+}
+
+/// Compresses the chunks of an array of geometry `geom` holding `data` (the whole array,
+/// C order), in parallel, and hands them to `sink` in order (chunk 0 first), a batch at a
+/// time; returns what it did. This is how a new array is filled: nothing is read.
+///
+/// # Errors
+/// [`Error::InvalidParam`] if `data` is shorter than the array; the sink's errors; as
+/// [`crate::chunk::compress`].
+pub(crate) fn build_chunks(
+    ctx: &Context<'_>,
+    cparams: &CParams,
+    geom: &Geometry,
+    data: &[u8],
+    mut sink: impl FnMut(Vec<Vec<u8>>) -> Result<()>,
+) -> Result<SliceStats> {
+    let sel = Selection::full(geom.shape());
+    let plan = SlicePlan::new(geom, &sel)?;
+    let needed = geom.nbytes();
+    if needed.is_none_or(|n| data.len() < n) {
+        return Err(Error::InvalidParam(format!(
+            "{} bytes of data for an array of shape {:?} and typesize {}",
+            data.len(),
+            geom.shape(),
+            geom.typesize()
+        )));
+    }
+    let counters = Counters::default();
+    let writer = Writer::new(ctx, cparams, geom, &plan, data, &counters);
+    let per_batch = batch_chunks(geom.chunk_nbytes());
+    let mut t = 0;
+    while t < plan.nchunks() {
+        let end = (t + per_batch).min(plan.nchunks());
+        let chunks: Vec<ChunkPlan<'_>> = (t..end).map(|i| plan.chunk(i)).collect();
+        debug_assert!(chunks.iter().zip(t..).all(|(c, i)| c.nchunk() == i));
+        sink(writer.build_batch::<dyn ChunkSource>(None, &chunks)?)?;
+        Counters::add(&counters.chunks_written, chunks.len());
+        t = end;
+    }
+    Ok(counters.stats())
+}
+
+/// Compresses chunk `nchunk` of an array of geometry `geom` from `data`, the C-order items
+/// of the part of the array the chunk covers ([`Geometry::chunk_extent`]); its padding is
+/// zeros.
+///
+/// # Errors
+/// [`Error::InvalidParam`] if `data` is shorter than that part; as
+/// [`crate::chunk::compress`].
+pub(crate) fn build_chunk(
+    ctx: &Context<'_>,
+    cparams: &CParams,
+    geom: &Geometry,
+    nchunk: usize,
+    data: &[u8],
+) -> Result<Vec<u8>> {
+    let coords = geom.chunk_coords(nchunk);
+    let extent = geom.chunk_extent(&coords);
+    let (start, stop): (Vec<i64>, Vec<i64>) = (0..geom.ndim())
+        .map(|d| {
+            let a = coords[d] * geom.chunkshape()[d];
+            (a as i64, (a + extent[d]) as i64)
+        })
+        .unzip();
+    let sel = Selection::from_start_stop(geom.shape(), &start, &stop)?;
+    let plan = SlicePlan::new(geom, &sel)?;
+    let needed = sel.nitems().and_then(|n| n.checked_mul(geom.typesize()));
+    if plan.nchunks() != 1 || needed.is_none_or(|n| data.len() < n) {
+        return Err(Error::InvalidParam(format!(
+            "{} bytes of data for chunk {nchunk} of {:?} items",
+            data.len(),
+            sel.shape()
+        )));
+    }
+    let counters = Counters::default();
+    let writer = Writer::new(ctx, cparams, geom, &plan, data, &counters);
+    let mut built = writer.build_batch::<dyn ChunkSource>(None, &[plan.chunk(0)])?;
+    Ok(built.swap_remove(0))
 }
 
 struct Writer<'w> {
@@ -481,11 +558,49 @@ struct Writer<'w> {
     counters: &'w Counters,
 }
 
-impl Writer<'_> {
+impl<'w> Writer<'w> {
+    fn new(
+        ctx: &'w Context<'w>,
+        cparams: &CParams,
+        geom: &'w Geometry,
+        plan: &SlicePlan,
+        data: &'w [u8],
+        counters: &'w Counters,
+    ) -> Self {
+        let ts = geom.typesize();
+        Writer {
+            ctx,
+            cparams: geom.chunk_cparams(cparams),
+            geom,
+            sels: plan.sels().copied().collect(),
+            block_strides: c_strides(geom.inner().2).iter().map(|s| s * ts).collect(),
+            data_strides: c_strides(plan.inner_out()).iter().map(|s| s * ts).collect(),
+            data,
+            counters,
+        }
+    }
+
+    /// The new bytes of touched chunks `chunks`, built in parallel; chunks not covered whole
+    /// are read from `source` (which must then be given).
+    fn build_batch<S: ChunkSource + ?Sized>(
+        &self,
+        source: Option<&S>,
+        chunks: &[ChunkPlan<'_>],
+    ) -> Result<Vec<Vec<u8>>> {
+        let rt = &self.ctx.runtime;
+        let bytes = chunks.len().saturating_mul(self.geom.chunk_nbytes());
+        let outer = job_threads(rt, self.cparams.nthreads, bytes).min(chunks.len());
+        // One chunk at a time uses the threads inside the chunk; several share them out.
+        let inner = if outer > 1 { 1 } else { self.cparams.nthreads };
+        rt.map_index(chunks.len(), outer, |i| {
+            self.build(source, &chunks[i], inner)
+        })
+    }
+
     /// The new bytes of touched chunk `chunk`, compressed on up to `nthreads` threads.
     fn build<S: ChunkSource + ?Sized>(
         &self,
-        source: &S,
+        source: Option<&S>,
         chunk: &ChunkPlan<'_>,
         nthreads: usize,
     ) -> Result<Vec<u8>> {
@@ -493,8 +608,11 @@ impl Writer<'_> {
         let cnb = geom.chunk_nbytes();
         let mut buf = zeroed(cnb)?;
         if !chunk.covered() {
+            let source = source.ok_or_else(|| {
+                Error::InvalidParam(format!("chunk {} is not covered whole", chunk.nchunk()))
+            })?;
             let old = source.chunk(chunk.nchunk())?;
-            let decoder = Decoder::new(self.ctx.registry, &old)?;
+            let decoder = Decoder::new(self.ctx.registry, &old)?.with_nd(self.cparams.nd.clone());
             check_chunk(geom, chunk.nchunk(), &decoder)?;
             decoder.decompress_on(&self.ctx.runtime, nthreads, &mut buf)?;
             Counters::add(&self.counters.chunks_read, 1);

@@ -665,6 +665,22 @@ impl SChunk {
         self.frame.read_chunk(nchunk)
     }
 
+    /// Chunk `nchunk` as a lazy chunk for reading blocks `nblocks` (the chunk's own block
+    /// numbers): its header, its `bstarts` and only those blocks' bytes (plus block 0 when it
+    /// uses delta) are read from the store, into a compact image that [`crate::chunk::Decoder`]
+    /// reads those blocks from (other blocks must not be read from it). Chunks that are
+    /// special, up to 64 KiB, memcpyed, VL-block or use a dictionary come whole.
+    ///
+    /// Format: the lazy chunks of c-blosc2 `blosc/frame.c` (`frame_get_lazychunk`), here
+    /// holding only the blocks asked for.
+    ///
+    /// # Errors
+    /// As [`SChunk::chunk`]; [`Error::Frame`] naming the file for `bstarts` outside the
+    /// chunk.
+    pub fn lazy_chunk(&self, nchunk: usize, nblocks: &[usize]) -> Result<Vec<u8>> {
+        self.frame.lazy_chunk(nchunk, nblocks)
+    }
+
     /// Decompresses chunk `nchunk` into `dst`; returns its size in bytes.
     ///
     /// # Errors
