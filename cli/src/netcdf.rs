@@ -80,55 +80,44 @@ pub fn read(path: &Path) -> Result<Vec<Variable>> {
     let name = path.display();
     let mut reader = FileReader::open(path)
         .map_err(|e| anyhow!("{name}: not a readable netCDF-3 file: {e}"))?;
-    let vars: Vec<(String, Vec<String>, Vec<i64>, &'static str, serde_json::Map<String, Value>)> =
-        reader
-            .data_set()
-            .get_vars()
-            .into_iter()
-            .map(|var| {
-                let shape = var
-                    .get_dims()
-                    .iter()
-                    .map(|d| i64::try_from(d.size()).expect("netCDF-3 sizes fit in i64"))
-                    .collect();
-                let attrs = var
-                    .get_attrs()
-                    .into_iter()
-                    .map(|a| (a.name().to_owned(), attr_value(a)))
-                    .collect();
-                (
-                    var.name().to_owned(),
-                    var.dim_names(),
-                    shape,
-                    dtype(&var.data_type()),
-                    attrs,
-                )
-            })
-            .collect();
-    vars.into_iter()
-        .map(|(var, dims, shape, dtype, attrs)| {
-            let values = reader
-                .read_var(&var)
-                .map_err(|e| anyhow!("{e}"))
-                .with_context(|| format!("{name}: cannot read variable {var}"))?;
-            let data = le_bytes(values);
-            let nitems: i64 = shape.iter().product();
-            let expected = usize::try_from(nitems).unwrap_or(usize::MAX)
-                * dtype_typesize(dtype);
-            if data.len() != expected {
-                return Err(anyhow!(
-                    "{name}: variable {var} holds {} bytes, its shape {shape:?} needs {expected}",
-                    data.len()
-                ));
-            }
-            Ok(Variable {
-                name: var,
-                dims,
-                shape,
-                dtype,
-                data,
-                attrs,
-            })
+    // The header first (names, shapes, attributes), then each variable's data.
+    let mut vars: Vec<Variable> = reader
+        .data_set()
+        .get_vars()
+        .into_iter()
+        .map(|var| Variable {
+            name: var.name().to_owned(),
+            dims: var.dim_names(),
+            shape: var
+                .get_dims()
+                .iter()
+                .map(|d| i64::try_from(d.size()).expect("netCDF-3 sizes fit in i64"))
+                .collect(),
+            dtype: dtype(&var.data_type()),
+            data: Vec::new(),
+            attrs: var
+                .get_attrs()
+                .into_iter()
+                .map(|a| (a.name().to_owned(), attr_value(a)))
+                .collect(),
         })
-        .collect()
+        .collect();
+    for var in &mut vars {
+        let values = reader
+            .read_var(&var.name)
+            .map_err(|e| anyhow!("{e}"))
+            .with_context(|| format!("{name}: cannot read variable {}", var.name))?;
+        var.data = le_bytes(values);
+        let nitems: i64 = var.shape.iter().product();
+        let expected = usize::try_from(nitems).unwrap_or(usize::MAX) * dtype_typesize(var.dtype);
+        if var.data.len() != expected {
+            return Err(anyhow!(
+                "{name}: variable {} holds {} bytes, its shape {:?} needs {expected}",
+                var.name,
+                var.data.len(),
+                var.shape
+            ));
+        }
+    }
+    Ok(vars)
 }
