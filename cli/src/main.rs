@@ -8,6 +8,7 @@
 
 mod array_cmd;
 mod bench;
+mod bench_array;
 mod chunk_cmd;
 mod frame_cmd;
 mod human;
