@@ -10,7 +10,7 @@ import blosc2
 import numpy as np
 import pytest
 
-from helpers import CODECS
+from helpers import CODECS, REPO
 
 
 @pytest.mark.parametrize("codec", CODECS)
@@ -55,3 +55,50 @@ def test_python_blosc2_frames_read_by_the_cli(strata, tmp_path, grids):
     out = tmp_path / "back.raw"
     strata.output("decompress", path, out)
     assert out.read_bytes() == data.tobytes() + zeros.tobytes()
+
+
+def test_cli_import_of_netcdf_opens_in_python_blosc2(strata, tmp_path, grids):
+    out = tmp_path / "levitus"
+    strata.output("import", "--codec", "zstd", "--clevel", "3", REPO / "data" / "levitus_climatology.cdf", out)
+    temp = blosc2.open(str(out / "TEMP.b2nd"))
+    np.testing.assert_array_equal(temp[:], grids["levitus"])
+    np.testing.assert_array_equal(temp[5, 10:100:7, -30:], grids["levitus"][5, 10:100:7, -30:])
+    assert temp.schunk.vlmeta["dims"] == ["ZAXLEVITR", "YAXLEVITR", "XAXLEVITR"]
+    assert temp.schunk.vlmeta["attrs"]["units"] == "DEG C"
+    assert temp.schunk.vlmeta["attrs"]["_FillValue"] == pytest.approx(-1e10)
+    assert temp.schunk.cparams.codec == blosc2.Codec.ZSTD
+    lat = blosc2.open(str(out / "YAXLEVITR.b2nd"))
+    assert lat.dtype == np.float64 and lat.shape == (180,)
+
+
+def test_cli_import_of_npy_opens_in_python_blosc2(strata, tmp_path, grids):
+    out = tmp_path / "etopo.b2nd"
+    strata.output("import", "--chunkshape", "500,1000", "--blockshape", "100,250",
+                  REPO / "data" / "etopo5_rose.npy", out)
+    arr = blosc2.open(str(out))
+    assert arr.chunks == (500, 1000) and arr.blocks == (100, 250)
+    np.testing.assert_array_equal(arr[:], grids["etopo5"])
+    np.testing.assert_array_equal(arr[2000:, ::500], grids["etopo5"][2000:, ::500])
+
+
+DTYPES = ["<f8", "<f4", "<i2", "|u1", "|b1", "<c16", "|S5", "<U3"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_python_blosc2_arrays_read_by_the_cli(strata, tmp_path, dtype):
+    rng = np.random.default_rng(7)
+    shape = (23, 17, 9)
+    if dtype.endswith(("S5", "U3")):
+        data = rng.integers(0, 1000, size=shape).astype(dtype)
+    else:
+        data = (rng.standard_normal(shape) * 100).astype(dtype)
+    path = tmp_path / "a.b2nd"
+    blosc2.asarray(data, chunks=(10, 8, 9), blocks=(4, 3, 5), urlpath=str(path), mode="w")
+    out = tmp_path / "a.npy"
+    strata.output("export", path, out)
+    np.testing.assert_array_equal(np.load(out), data)
+    part = tmp_path / "part.npy"
+    strata.output("slice", path, "--start", "-5,3", "--stop", "23,17,8", "--step", "2,4,3", "-o", part)
+    np.testing.assert_array_equal(np.load(part), data[-5::2, 3::4, :8:3])
+    info = json.loads(strata.output("info", "--json", path))
+    assert info["b2nd"]["shape"] == list(shape) and info["b2nd"]["dtype"] == np.dtype(dtype).str
