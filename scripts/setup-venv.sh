@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Creates or updates the Python environment .venv (git-ignored) from the pinned
-# tests/interop/requirements.txt: python-blosc2 (C-Blosc2), the old blosc (Blosc1), numpy,
-# scipy, pytest. Installs Debian's python3-venv first when root and Python lacks venv.
-# Does nothing when .venv already matches the requirements.
+# tests/interop/requirements.txt (python-blosc2 = C-Blosc2, the old blosc = Blosc1, numpy,
+# scipy, pytest) and benches/requirements.txt (h5py, hdf5plugin, zarr: the slicing benchmark's
+# peers, which the interop suite runs too). Installs Debian's python3-venv first when root and
+# Python lacks venv. Does nothing when .venv already matches the requirements.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 venv="$root/.venv"
-requirements="$root/tests/interop/requirements.txt"
+requirements=("$root/tests/interop/requirements.txt" "$root/benches/requirements.txt")
 stamp="$venv/.requirements.sha256"
 
-want=$(sha256sum "$requirements" | cut -d' ' -f1)
+want=$(cat "${requirements[@]}" | sha256sum | cut -d' ' -f1)
 if [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
   echo "setup-venv: .venv is up to date"
   exit 0
@@ -26,6 +27,7 @@ if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
 fi
 
 python3 -m venv "$venv"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary :all: -r "$requirements"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary :all: \
+  -r "${requirements[0]}" -r "${requirements[1]}"
 echo "$want" > "$stamp"
 echo "setup-venv: .venv ready ($("$venv/bin/python" -c 'import blosc2; print("python-blosc2", blosc2.__version__, "/ C-Blosc2", blosc2.blosclib_version.split()[0])'))"
