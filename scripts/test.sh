@@ -21,8 +21,6 @@ stage() { printf '\n== %s (at %d s)\n' "$1" "$SECONDS"; }
 
 stage "Python environment"
 bash scripts/setup-venv.sh
-stage "real data"
-bash scripts/fetch-data.sh
 stage "tools"
 bash scripts/setup-build-deps.sh
 cbindgen_version=0.29.2
@@ -31,6 +29,8 @@ if [ "$(cbindgen --version 2>/dev/null)" != "cbindgen $cbindgen_version" ]; then
 fi
 stage "cargo build --release --workspace"
 cargo build --release --workspace
+stage "real data (made into .npy by the build's strata)"
+bash scripts/fetch-data.sh
 
 stage "cargo test --workspace --release"
 cargo_status=0

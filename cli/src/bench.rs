@@ -29,6 +29,10 @@ pub struct BenchArgs {
     /// checked) side by side.
     #[arg(long, value_name = "NPY")]
     npy: Option<PathBuf>,
+    /// With a .b2nd array: drop the files from the page cache before every read, so reads
+    /// come from the disk.
+    #[arg(long)]
+    cold: bool,
     /// One JSON object per configuration and line (with `best` naming what it wins), instead
     /// of a table.
     #[arg(long)]
@@ -80,11 +84,12 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             args.npy.as_deref(),
             usize::try_from(args.runs)?,
             nthreads,
+            args.cold,
             args.json,
         );
     }
-    if args.npy.is_some() {
-        crate::usage_error("--npy goes with a .b2nd array");
+    if args.npy.is_some() || args.cold {
+        crate::usage_error("--npy and --cold go with a .b2nd array");
     }
     let input = read_input(&args.file, u64::MAX)?;
     let name = args.file.display();

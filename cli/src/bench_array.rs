@@ -1,7 +1,9 @@
 //! `strata bench ARRAY.b2nd`: how fast a b2nd array reads — the whole array, and hyperplanes
 //! along each axis (decompressing only the blocks they touch) — next to reading the same
 //! hyperplanes from a raw C-order `.npy` file with positioned reads, one per contiguous run of
-//! items, as a program reading the raw file would.
+//! items, as a program reading the raw file would. With `--cold`, both files are dropped from
+//! the page cache before every read (fdatasync, then `posix_fadvise(DONTNEED)`), so each read
+//! comes from the disk.
 
 use crate::human;
 use crate::input::open_input;
@@ -14,6 +16,23 @@ use std::path::Path;
 use std::time::Instant;
 use strata::frame::OpenMode;
 use strata::ndarray::{NdArray, Slice};
+
+/// Drops `path` (a file, or every file of a sparse frame directory) from the page cache.
+fn evict(path: &Path) -> Result<()> {
+    let files: Vec<std::path::PathBuf> = if path.is_dir() {
+        std::fs::read_dir(path)?
+            .map(|e| e.map(|e| e.path()))
+            .collect::<std::io::Result<_>>()?
+    } else {
+        vec![path.to_owned()]
+    };
+    for f in files {
+        let file = File::open(&f).with_context(|| format!("cannot open {}", f.display()))?;
+        rustix::fs::fdatasync(&file)?;
+        rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed)?;
+    }
+    Ok(())
+}
 
 /// Hyperplanes timed per axis.
 const PLANES: usize = 9;
@@ -49,6 +68,12 @@ fn indices(len: usize, n: usize) -> Vec<usize> {
         .collect()
 }
 
+/// A ratio with two significant digits: `0.012x`, `0.45x`, `3.8x`, `43x`.
+fn speedup(r: f64) -> String {
+    let digits = if r >= 10.0 { 0 } else if r >= 1.0 { 1 } else { (1.0 - r.log10().floor()) as usize };
+    format!("{r:.digits$}x")
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     let m = v.len() / 2;
@@ -64,7 +89,15 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// # Errors
 /// An unreadable array or `.npy`, a `.npy` whose shape or item size differs from the array's,
 /// or a hyperplane that differs between the two.
-pub fn run(path: &Path, npy: Option<&Path>, runs: usize, nthreads: usize, as_json: bool) -> Result<()> {
+pub fn run(
+    path: &Path,
+    npy: Option<&Path>,
+    runs: usize,
+    nthreads: usize,
+    cold: bool,
+    as_json: bool,
+) -> Result<()> {
+    let cool = |p: &Path| if cold { evict(p) } else { Ok(()) };
     let name = path.display();
     let mut arr =
         NdArray::open(path, OpenMode::Read).with_context(|| format!("cannot open {name}"))?;
@@ -96,6 +129,7 @@ pub fn run(path: &Path, npy: Option<&Path>, runs: usize, nthreads: usize, as_jso
     let nbytes = arr.nbytes();
     let mut whole = Vec::new();
     for _ in 0..runs.max(1) {
+        cool(path)?;
         let start = Instant::now();
         let data = arr.to_vec().with_context(|| format!("{name}: cannot decompress"))?;
         whole.push(start.elapsed().as_secs_f64());
@@ -112,6 +146,7 @@ pub fn run(path: &Path, npy: Option<&Path>, runs: usize, nthreads: usize, as_jso
             let mut slices = vec![Slice::FULL; shape.len()];
             slices[axis] = Slice::index(index as i64);
             let mut out = vec![0u8; plane_bytes];
+            cool(path)?;
             let start = Instant::now();
             let stats = arr
                 .get_slice(&slices, &mut out)
@@ -120,6 +155,7 @@ pub fn run(path: &Path, npy: Option<&Path>, runs: usize, nthreads: usize, as_jso
             blocks.push(stats.blocks_decompressed);
             if let Some(raw) = &raw {
                 let mut reference = vec![0u8; plane_bytes];
+                cool(npy.expect("raw comes from npy"))?;
                 let start = Instant::now();
                 raw.hyperplane(axis, index, &mut reference)?;
                 raw_t.push(start.elapsed().as_secs_f64());
@@ -139,6 +175,7 @@ pub fn run(path: &Path, npy: Option<&Path>, runs: usize, nthreads: usize, as_jso
     }
     let report = json!({
         "path": name.to_string(),
+        "cache": if cold { "cold" } else { "warm" },
         "shape": shape,
         "chunkshape": arr.chunkshape(),
         "blockshape": arr.blockshape(),
@@ -166,7 +203,8 @@ pub fn run(path: &Path, npy: Option<&Path>, runs: usize, nthreads: usize, as_jso
     )?;
     writeln!(
         out,
-        "  whole array: {} ({})",
+        "  page cache {}: whole array in {} ({})",
+        if cold { "cold (dropped before every read)" } else { "warm" },
         human::duration(whole),
         human::speed(nbytes, whole)
     )?;
@@ -186,7 +224,7 @@ pub fn run(path: &Path, npy: Option<&Path>, runs: usize, nthreads: usize, as_jso
             human::duration(s / 1e3),
             r["blocks_decompressed"].to_string(),
             n.map_or_else(|| "-".to_owned(), |n| human::duration(n / 1e3)),
-            n.map_or_else(|| "-".to_owned(), |n| format!("{:.1}x", n / s)),
+            n.map_or_else(|| "-".to_owned(), |n| speedup(n / s)),
         )?;
     }
     Ok(())

@@ -53,7 +53,7 @@ fn le_bytes(values: DataVector) -> Vec<u8> {
     }
 }
 
-/// An attribute's value as JSON: text as a string, one number as a number, more as a list.
+/// An attribute's value as JSON: text as a string (trailing NULs dropped), one number as a number, more as a list.
 fn attr_value(attr: &netcdf3::Attribute) -> Value {
     fn one_or_list<T: Copy + Into<Value>>(v: &[T]) -> Value {
         match v {
@@ -62,7 +62,8 @@ fn attr_value(attr: &netcdf3::Attribute) -> Value {
         }
     }
     match attr.data_type() {
-        DataType::U8 => json!(attr.get_as_string().unwrap_or_default()),
+        // Text, without the NULs C writers leave at the end.
+        DataType::U8 => json!(attr.get_as_string().unwrap_or_default().trim_end_matches('\0')),
         DataType::I8 => one_or_list(attr.get_i8().unwrap_or_default()),
         DataType::I16 => one_or_list(attr.get_i16().unwrap_or_default()),
         DataType::I32 => one_or_list(attr.get_i32().unwrap_or_default()),
