@@ -127,3 +127,39 @@ def test_netcdf_import_matches_scipy(strata, tmp_path, name):
                     assert attrs[key] == value.decode().rstrip("\x00")
                 else:
                     np.testing.assert_allclose(attrs[key], value, err_msg=f"{var_name}.{key}")
+
+
+@pytest.fixture
+def zfp_plugin(monkeypatch):
+    """The ZFP plugin of the release build, found through STRATA_PLUGIN_PATH."""
+    lib = REPO / "target" / "release" / "libstrata_zfp.so"
+    if not lib.is_file():
+        pytest.fail(f"no {lib}: cargo build --release --workspace builds plugins/zfp")
+    monkeypatch.setenv("STRATA_PLUGIN_PATH", str(lib.parent))
+
+
+def test_python_blosc2_zfp_arrays_read_by_the_cli(strata, tmp_path, grids, zfp_plugin):
+    data = np.ascontiguousarray(grids["etopo5"][:512, :1024])
+    path = tmp_path / "zfp.b2nd"
+    cparams = {"codec": blosc2.Codec.ZFP_RATE, "codec_meta": 37, "filters": [], "filters_meta": [],
+               "nthreads": 1}
+    arr = blosc2.asarray(data, chunks=(256, 512), blocks=(64, 128), cparams=cparams,
+                         urlpath=str(path), mode="w")
+    out = tmp_path / "zfp.npy"
+    strata.output("export", path, out)
+    np.testing.assert_array_equal(np.load(out), arr[:])  # the same decoder, the same values
+    part = tmp_path / "part.npy"
+    strata.output("slice", path, "--start", "100,200", "--stop", "300,900", "-o", part)
+    np.testing.assert_array_equal(np.load(part), arr[100:300, 200:900])
+
+
+def test_cli_zfp_import_opens_in_python_blosc2(strata, tmp_path, grids, zfp_plugin):
+    src = REPO / "data" / "etopo5_rose.npy"
+    path = tmp_path / "acc.b2nd"
+    strata.output("import", "--codec", "zfp_acc", "--codec-meta", "-2", "--filter", "noshuffle",
+                  "--chunkshape", "512,1024", "--blockshape", "64,128", src, path)
+    arr = blosc2.open(str(path))
+    assert arr.schunk.cparams.codec == blosc2.Codec.ZFP_ACC
+    err = np.abs(arr[:].astype(np.float64) - grids["etopo5"])
+    assert err.max() <= 1e-2
+    assert arr.schunk.cratio > 1.5
