@@ -1,6 +1,7 @@
 //! `strata compress` and `strata decompress`: whole files to and from Blosc2 frames, chunk
 //! by chunk, the chunks of each batch compressed in parallel on the runtime.
 
+use crate::array_cmd;
 use crate::human;
 use crate::input::open_input;
 use crate::options::{parse_bytes, CompressOptions};
@@ -12,6 +13,7 @@ use std::fs::File;
 use std::io::{BufWriter, Read, Write};
 use std::path::PathBuf;
 use std::time::Instant;
+use strata::format::b2nd::{LEGACY_METALAYER, METALAYER};
 use strata::frame::{OpenMode, SyncPolicy};
 use strata::scheduler::sizing::recommended_chunk_bytes;
 use strata::scheduler::Runtime;
@@ -56,7 +58,8 @@ pub struct DecompressArgs {
     force: bool,
     /// A frame file (.b2frame) or sparse frame directory.
     input: PathBuf,
-    /// Where to write the raw bytes.
+    /// Where to write the raw bytes; for a b2nd array, its items in C order, as a .npy file
+    /// when the name ends in .npy.
     output: PathBuf,
 }
 
@@ -162,6 +165,10 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
     let name = args.input.display();
     let mut schunk =
         SChunk::open(&args.input, OpenMode::Read).with_context(|| format!("cannot open {name}"))?;
+    if [METALAYER, LEGACY_METALAYER].iter().any(|m| schunk.meta(m).is_some()) {
+        drop(schunk);
+        return array_cmd::export_whole(&args.input, &args.output, args.nthreads, true);
+    }
     schunk.set_nthreads(0, args.nthreads);
     let file = File::create(&args.output)
         .with_context(|| format!("cannot create {}", args.output.display()))?;
