@@ -6,6 +6,7 @@ use crate::input::open_input;
 use crate::netcdf;
 use crate::npy;
 use crate::options::CompressOptions;
+use crate::output::{self, Staged};
 use crate::progress::bytes_bar;
 use crate::usage_error;
 use anyhow::{anyhow, bail, Context, Result};
@@ -138,6 +139,9 @@ pub struct SliceCmdArgs {
     /// Write the selection to this .npy (or raw) file instead of printing it.
     #[arg(long, short = 'o')]
     output: Option<PathBuf>,
+    /// Replace the -o file if it exists.
+    #[arg(long, short = 'f')]
+    force: bool,
     /// Threads decompressing blocks; 0 = one per core.
     #[arg(long, default_value_t = 0)]
     nthreads: usize,
@@ -148,20 +152,16 @@ pub struct SliceCmdArgs {
 /// Most items `strata slice` prints; larger selections need `-o`.
 const PRINT_LIMIT: usize = 1000;
 
-fn check_output(path: &Path, force: bool) -> Result<()> {
-    if !force && path.exists() {
-        bail!("{} exists; pass --force to replace it", path.display());
-    }
-    Ok(())
-}
-
 /// The b2nd parameters for data of `shape` and `dtype` from the command line's flags.
 fn array_params(
     args: &ImportArgs,
     shape: &[i64],
     dtype: &str,
 ) -> Result<ArrayParams> {
-    let typesize = itemsize(dtype).with_context(|| format!("dtype {dtype}"))?;
+    let typesize = itemsize(dtype).unwrap_or_else(|e| usage_error(format!("--dtype: {e}")));
+    if args.options.typesize.is_some() {
+        usage_error("--typesize is the dtype's item size for arrays; give --dtype instead");
+    }
     let mut cparams = args
         .options
         .cparams(Some(typesize), args.nthreads)
@@ -170,7 +170,7 @@ fn array_params(
     let mut params = ArrayParams::new(shape, typesize)
         .dtype(dtype)
         .cparams(&cparams)
-        .overwrite(args.force);
+        .overwrite(true);
     let ndim = shape.len();
     for (name, given) in [("--chunkshape", &args.partitions.chunkshape), ("--blockshape", &args.partitions.blockshape)] {
         if !given.is_empty() && given.len() != ndim {
@@ -185,6 +185,10 @@ fn array_params(
     }
     if !args.partitions.blockshape.is_empty() {
         params = params.blockshape(&args.partitions.blockshape);
+    }
+    // Shapes and partitions are the user's arguments: refusing them is a usage error.
+    if let Err(e) = params.meta(&strata::chunk::Context::global()) {
+        usage_error(format!("shape {shape:?}, --chunkshape, --blockshape: {e}"));
     }
     Ok(params)
 }
@@ -214,7 +218,8 @@ fn write_array(
 ) -> Result<Imported> {
     let params = array_params(args, shape, dtype)?;
     let start = Instant::now();
-    let location = Location::File(path.to_owned());
+    let staged = Staged::new(path)?;
+    let location = Location::File(staged.path().to_owned());
     let mut arr = NdArray::from_buffer(&params, &location, data)
         .with_context(|| format!("cannot write {}", path.display()))?;
     for (key, value) in vlmeta {
@@ -235,6 +240,7 @@ fn write_array(
     };
     arr.close()
         .with_context(|| format!("cannot finish {}", path.display()))?;
+    staged.commit()?;
     Ok(Imported {
         seconds: start.elapsed().as_secs_f64(),
         ..imported
@@ -306,7 +312,7 @@ fn import_netcdf(args: &ImportArgs) -> Result<Vec<Imported>> {
             continue;
         }
         let path = args.output.join(format!("{}.b2nd", var.name));
-        check_output(&path, args.force)?;
+        output::check(&path, &args.input, args.force)?;
         let dims = Value::Array(var.dims.iter().map(|d| Value::from(d.as_str())).collect());
         let attrs = to_msgpack(&serde_json::Value::Object(var.attrs.clone()));
         let vlmeta = [("dims", dims), ("attrs", attrs)];
@@ -326,7 +332,7 @@ fn import_file(args: &ImportArgs) -> Result<Imported> {
     if !args.vars.is_empty() {
         usage_error("--var is for netCDF input");
     }
-    check_output(&args.output, args.force)?;
+    output::check(&args.output, &args.input, args.force)?;
     let mut input = open_input(&args.input)?;
     let name = args.input.display();
     let (shape, dtype) = match (&input.npy, args.shape.is_empty(), &args.dtype) {
@@ -338,11 +344,11 @@ fn import_file(args: &ImportArgs) -> Result<Imported> {
         (None, false, Some(dtype)) => (args.shape.clone(), dtype.clone()),
         (None, _, _) => usage_error("raw input needs --shape and --dtype (or give a .npy file)"),
     };
-    let typesize = itemsize(&dtype).map_err(|e| anyhow!("--dtype {dtype}: {e}"))?;
+    let typesize = itemsize(&dtype).unwrap_or_else(|e| usage_error(format!("--dtype: {e}")));
     let needed = shape
         .iter()
         .try_fold(typesize as u64, |acc, &d| u64::try_from(d).ok().and_then(|d| acc.checked_mul(d)))
-        .ok_or_else(|| anyhow!("--shape {shape:?} is negative or too large"))?;
+        .unwrap_or_else(|| usage_error(format!("--shape {shape:?} is negative or too large")));
     if input.nbytes != needed {
         bail!(
             "{name}: holds {} bytes, shape {shape:?} of {dtype} needs {needed}",
@@ -421,15 +427,18 @@ fn read_selection(arr: &NdArray, sel: &SliceArgs, path: &Path) -> Result<(Vec<u8
 /// Writes `data` (C order, `shape`) as .npy when `path` ends in `.npy`, else raw.
 fn write_items(path: &Path, dtype: &str, shape: &[usize], data: &[u8]) -> Result<()> {
     let is_npy = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+    let staged = Staged::new(path)?;
     if is_npy {
         let shape: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
-        let mut w = npy::create(path, dtype, &shape)?;
+        let mut w = npy::create(staged.path(), dtype, &shape)?;
         w.write_all(data)
             .and_then(|()| w.flush())
-            .with_context(|| format!("cannot write {}", path.display()))
+            .with_context(|| format!("cannot write {}", path.display()))?;
     } else {
-        std::fs::write(path, data).with_context(|| format!("cannot write {}", path.display()))
+        std::fs::write(staged.path(), data)
+            .with_context(|| format!("cannot write {}", path.display()))?;
     }
+    staged.commit()
 }
 
 /// The array's dtype, or the default C-Blosc2 gives arrays without one.
@@ -458,7 +467,7 @@ pub fn export_whole(input: &Path, output: &Path, nthreads: usize, force: bool) -
 /// # Errors
 /// An unreadable or corrupt array, a selection the array refuses, an unwritable output.
 pub fn export(args: &ExportArgs) -> Result<()> {
-    check_output(&args.output, args.force)?;
+    output::check(&args.output, &args.input, args.force)?;
     let arr = open_array(&args.input, args.nthreads)?;
     let (data, shape, seconds) = read_selection(&arr, &args.selection, &args.input)?;
     write_items(&args.output, &dtype_of(&arr), &shape, &data)?;
@@ -480,6 +489,9 @@ pub fn export(args: &ExportArgs) -> Result<()> {
 pub fn slice(args: &SliceCmdArgs) -> Result<()> {
     if args.selection.is_empty() && args.output.is_none() {
         usage_error("give --start/--stop/--step, or -o to write the whole array");
+    }
+    if let Some(path) = &args.output {
+        output::check(path, &args.input, args.force)?;
     }
     let arr = open_array(&args.input, args.nthreads)?;
     let dtype = dtype_of(&arr);

@@ -17,6 +17,7 @@ mod input;
 mod netcdf;
 mod npy;
 mod options;
+mod output;
 mod progress;
 mod plugins_cmd;
 mod system;

@@ -2,7 +2,7 @@
 //! crate: each numeric variable with its dimension names, shape, attributes and data converted
 //! from the file's big-endian to little-endian bytes, C order.
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use netcdf3::{DataType, DataVector, FileReader};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -72,13 +72,128 @@ fn attr_value(attr: &netcdf3::Attribute) -> Value {
     }
 }
 
+/// A bounds-checked walk over a netCDF-3 header, before the reader (which trusts counts and
+/// lengths) sees it: every count must fit in the bytes left, every type and dimension ID must
+/// exist, and every variable's data must fit in the file.
+/// Format: the NetCDF Classic and 64-bit Offset Format specification (header grammar).
+struct HeaderCheck<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+impl HeaderCheck<'_> {
+    fn u32(&mut self, what: &str) -> Result<u32> {
+        let end = self.pos + 4;
+        let v = self.b.get(self.pos..end).ok_or_else(|| anyhow!("the header ends inside {what}"))?;
+        self.pos = end;
+        Ok(u32::from_be_bytes([v[0], v[1], v[2], v[3]]))
+    }
+
+    fn skip(&mut self, n: u64, what: &str) -> Result<()> {
+        let padded = n.checked_add(3).map(|n| n & !3).ok_or_else(|| anyhow!("{what} overflows"))?;
+        let end = (self.pos as u64).checked_add(padded).filter(|&e| e <= self.b.len() as u64);
+        self.pos = end.ok_or_else(|| anyhow!("{what} of {n} bytes runs past the end of the file"))? as usize;
+        Ok(())
+    }
+
+    /// A list header: `tag` (or 0 for an absent list) and its count, which must leave at least
+    /// `min_item` bytes per item.
+    fn list(&mut self, tag: u32, min_item: u64, what: &str) -> Result<u32> {
+        let (t, n) = (self.u32(what)?, self.u32(what)?);
+        if (t != tag && t != 0) || (t == 0 && n != 0) {
+            bail!("the {what} list has tag {t:#x} and {n} items");
+        }
+        if u64::from(n) * min_item > (self.b.len() - self.pos) as u64 {
+            bail!("the {what} list claims {n} items, more than the file can hold");
+        }
+        Ok(n)
+    }
+
+    fn name(&mut self, what: &str) -> Result<()> {
+        let n = self.u32(what)?;
+        self.skip(u64::from(n), what)
+    }
+
+    /// Bytes of one value of netCDF type `t`.
+    fn type_size(t: u32) -> Result<u64> {
+        Ok(match t {
+            1 | 2 => 1,
+            3 => 2,
+            4 | 5 => 4,
+            6 => 8,
+            _ => bail!("unknown netCDF type {t}"),
+        })
+    }
+
+    fn attrs(&mut self, what: &str) -> Result<()> {
+        for _ in 0..self.list(0x0C, 12, what)? {
+            self.name("an attribute name")?;
+            let size = Self::type_size(self.u32("an attribute type")?)?;
+            let n = self.u32("an attribute length")?;
+            self.skip(size * u64::from(n), "an attribute's values")?;
+        }
+        Ok(())
+    }
+
+    fn run(&mut self) -> Result<()> {
+        let version = match self.b.get(..4) {
+            Some(b"CDF\x01") => 1,
+            Some(b"CDF\x02") => 2,
+            _ => bail!("not a netCDF-3 classic or 64-bit offset file"),
+        };
+        self.pos = 4;
+        let numrecs = self.u32("the record count")?;
+        let ndims = self.list(0x0A, 8, "dimension")?;
+        let mut dims = Vec::with_capacity(ndims as usize);
+        for _ in 0..ndims {
+            self.name("a dimension name")?;
+            dims.push(self.u32("a dimension length")?);
+        }
+        self.attrs("global attribute")?;
+        for _ in 0..self.list(0x0B, 24, "variable")? {
+            self.name("a variable name")?;
+            let nd = self.u32("a variable's rank")?;
+            if u64::from(nd) * 4 > (self.b.len() - self.pos) as u64 {
+                bail!("a variable claims {nd} dimensions");
+            }
+            let mut bytes: u64 = 1;
+            for _ in 0..nd {
+                let id = self.u32("a dimension ID")? as usize;
+                let len = match dims.get(id) {
+                    Some(0) => numrecs, // the record dimension
+                    Some(&len) => len,
+                    None => bail!("a variable uses dimension {id}, the file has {}", dims.len()),
+                };
+                bytes = bytes.saturating_mul(u64::from(len));
+            }
+            self.attrs("variable attribute")?;
+            let size = Self::type_size(self.u32("a variable type")?)?;
+            let _vsize = self.u32("a variable size")?;
+            let _begin = if version == 1 {
+                u64::from(self.u32("a variable offset")?)
+            } else {
+                (u64::from(self.u32("a variable offset")?) << 32) | u64::from(self.u32("a variable offset")?)
+            };
+            if bytes.saturating_mul(size) > self.b.len() as u64 {
+                bail!("a variable claims {} bytes, more than the file holds", bytes.saturating_mul(size));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Reads every variable of the netCDF-3 file at `path` (text variables included, as `|S1`).
 ///
 /// # Errors
-/// The file cannot be opened, is not netCDF-3, or a variable's data cannot be read; the
-/// message names the file (and the variable).
+/// The file cannot be opened, is not netCDF-3 (its header is checked before it is trusted),
+/// or a variable's data cannot be read; the message names the file (and the variable).
 pub fn read(path: &Path) -> Result<Vec<Variable>> {
     let name = path.display();
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {name}"))?;
+    HeaderCheck { b: &bytes, pos: 0 }
+        .run()
+        .with_context(|| format!("{name}: not a readable netCDF-3 file"))?;
+    drop(bytes);
     let mut reader = FileReader::open(path)
         .map_err(|e| anyhow!("{name}: not a readable netCDF-3 file: {e}"))?;
     // The header first (names, shapes, attributes), then each variable's data.

@@ -903,7 +903,7 @@ fn import_npy_and_raw_with_partitions() {
     );
     fails_with(
         &strata(&["import", "--shape", "40000", "--dtype", "<q9", &raw, &d.path("c.b2nd")]),
-        1,
+        2,
         "<q9",
     );
     fails_with(&strata(&["import", "--chunkshape", "10", &npy_in, &d.path("c.b2nd")]), 2, "--chunkshape");
@@ -941,4 +941,87 @@ fn array_commands_refuse_bad_input() {
         fails_with(&strata(&["slice", &cut, "--start", "0,0", "--stop", "1,1"]), 1, "cut.b2nd");
     }
     fails_with(&strata(&["bench", &arr, "--npy", &d.file("w.npy", &npy("'<u2'", "(10,)", false, &[0; 20]))]), 1, "w.npy");
+}
+
+#[test]
+fn outputs_are_staged_and_inputs_never_overwritten() {
+    let d = Dir::new();
+    let data = sample();
+    let raw = d.file("in.raw", &data);
+    let frame = d.path("f.b2frame");
+    ok(&strata(&["compress", "--typesize", "4", &raw, &frame]));
+    let good = read(&frame);
+    // A compression that fails leaves the old output as it was, and no partial file.
+    fails_with(
+        &strata(&["compress", "-f", "--typesize", "4", "--filter", "trunc_prec:99", &raw, &frame]),
+        1,
+        "",
+    );
+    assert_eq!(read(&frame), good);
+    let names: Vec<String> = std::fs::read_dir(d.0.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.contains("partial")), "{names:?}");
+    // The output may not be the input, whatever --force says, and under any name.
+    fails_with(&strata(&["decompress", "-f", &frame, &frame]), 1, "is the input");
+    let link = d.path("link.b2frame");
+    std::fs::hard_link(&frame, &link).unwrap();
+    fails_with(&strata(&["decompress", "-f", &frame, &link]), 1, "is the input");
+    assert_eq!(read(&frame), good);
+    let npy_in = d.file("a.npy", &npy("'<u4'", "(200, 200)", false, &data));
+    let arr = d.path("a.b2nd");
+    ok(&strata(&["import", &npy_in, &arr]));
+    let arr_bytes = read(&arr);
+    fails_with(&strata(&["export", "-f", &arr, &arr]), 1, "is the input");
+    fails_with(&strata(&["slice", &arr, "--start", "0", "-o", &arr]), 1, "is the input");
+    // slice -o keeps an existing file unless --force.
+    let out = d.file("existing.npy", b"keep me");
+    fails_with(&strata(&["slice", &arr, "--start", "0", "--stop", "1", "-o", &out]), 1, "--force");
+    assert_eq!(read(&out), b"keep me");
+    ok(&strata(&["slice", &arr, "--start", "0", "--stop", "1", "-o", &out, "--force"]));
+    assert_eq!(npy_items(&out).1, data[..800]);
+    assert_eq!(read(&arr), arr_bytes);
+}
+
+#[test]
+fn lying_headers_are_errors_and_bad_arguments_usage_errors() {
+    let d = Dir::new();
+    // A .npy whose shape overflows 64 bits.
+    let lie = d.file(
+        "lie.npy",
+        &npy("'<f8'", "(4294967296, 4294967296, 4294967296)", false, &[0; 16]),
+    );
+    for cmd in ["import", "compress"] {
+        fails_with(&strata(&[cmd, &lie, &d.path("o")]), 1, "lie.npy");
+    }
+    // A netCDF header whose counts and lengths lie: errors, no huge allocation, no hang.
+    let nc = read(&netcdf_file(&d));
+    for (at, value) in [(12usize, 0x7fff_ffffu32), (12, 0x4000_0000), (20, 0x7fff_ffff), (40, 0x7fff_ffff)] {
+        let mut bad = nc.clone();
+        bad[at..at + 4].copy_from_slice(&value.to_be_bytes());
+        let path = d.file("bad.nc", &bad);
+        let out = strata(&["import", "-f", &path, &d.path("bad")]);
+        assert_eq!(out.status.code(), Some(1), "offset {at}: {}", stderr(&out));
+        assert!(stderr(&out).contains("bad.nc"), "{}", stderr(&out));
+    }
+    // Arguments that cannot describe an array are usage errors (exit 2).
+    let raw = d.file("a.raw", &sample());
+    let arr = d.path("x.b2nd");
+    for args in [
+        vec!["--shape=-1", "--dtype", "<u4"],
+        vec!["--shape", "4294967296,4294967296", "--dtype", "<u4"],
+        vec!["--shape", "40000", "--dtype", "O"],
+        vec!["--shape", "40000", "--dtype", "<u4", "--chunkshape", "0"],
+        vec!["--shape", "40000", "--dtype", "<u4", "--chunkshape", "100", "--blockshape", "200"],
+        vec!["--shape", "40000", "--dtype", "<u4", "--typesize", "2"],
+    ] {
+        let mut cmd = vec!["import"];
+        cmd.extend(args.iter().copied());
+        cmd.extend([raw.as_str(), arr.as_str()]);
+        let out = strata(&cmd);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+    }
+    fails_with(&strata(&["compress", "--chunk-bytes", "5G", &raw, &d.path("y")]), 2, "--chunk-bytes");
+    assert!(!std::path::Path::new(&d.path("y")).exists());
 }
