@@ -8,14 +8,16 @@
 #                                           Levitus ocean climatology, TEMP float32
 #                                           (20, 180, 360), deg C (and SALT)
 # Source: Debian's package ferret-datasets, pinned version, checked by SHA-256 (the package and
-# every file taken from it); netCDF-3 converted to .npy with the .venv's scipy (run
-# scripts/setup-venv.sh first). Skips everything when the files are present with the expected
-# hashes.
+# every file taken from it). The .npy files are made by Strata itself (`strata import` of the
+# netCDF variable, then `strata export`), so they need a release build (STRATA_BIN, else
+# target/release/strata); their pinned SHA-256 was computed from an independent conversion
+# (scipy's netCDF reader), so a match also proves the import and export bit-exact. Skips
+# everything when the files are present with the expected hashes.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 data="$root/data"
-python="$root/.venv/bin/python"
+strata="${STRATA_BIN:-$root/target/release/strata}"
 
 deb_package=ferret-datasets
 deb_version=7.6.0-5
@@ -41,7 +43,7 @@ if verified; then
   echo "fetch-data: data/ is up to date"
   exit 0
 fi
-[ -x "$python" ] || { echo "fetch-data: no $python; run scripts/setup-venv.sh first" >&2; exit 1; }
+[ -x "$strata" ] || { echo "fetch-data: no $strata; build it first (cargo build --release)" >&2; exit 1; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -59,7 +61,8 @@ mkdir -p "$data"
 for grid in "${grids[@]}"; do
   read -r npy npy_sha nc nc_sha var <<<"$grid"
   cp "$tmp/pkg/$nc_dir/$nc" "$data/$nc"
-  "$python" "$root/scripts/nc_to_npy.py" "$data/$nc" "$var" "$data/$npy"
+  "$strata" import --force --var "$var" "$data/$nc" "$tmp/b2nd" >/dev/null
+  "$strata" export --force "$tmp/b2nd/$var.b2nd" "$data/$npy" 2>/dev/null
 done
 verified || { echo "fetch-data: the grids do not have the expected SHA-256" >&2; exit 1; }
 echo "fetch-data: data/ ready"

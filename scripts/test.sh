@@ -2,11 +2,13 @@
 # All of Strata's tests, the one test command (CI runs it through .ci/run):
 #   1. .venv from the pinned tests/interop/requirements.txt (scripts/setup-venv.sh; as root it
 #      installs Debian's python3-venv if Python lacks venv)
-#   2. the real climate grids into data/ (scripts/fetch-data.sh, Debian's ferret-datasets)
-#   3. cmake and libclang for the ZFP plugin and gfortran for bindings/fortran
+#   2. cmake and libclang for the ZFP plugin and gfortran for bindings/fortran
 #      (scripts/setup-build-deps.sh; Debian's packages, as root), cbindgen (pinned;
 #      tests/ffi_c.rs regenerates include/strata.h with it), then
-#      cargo build --release --workspace and cargo test --workspace --release
+#      cargo build --release --workspace
+#   3. the real climate grids into data/ (scripts/fetch-data.sh, Debian's ferret-datasets; the
+#      .npy files made by the release strata, checked against pinned SHA-256), then
+#      cargo test --workspace --release
 #   4. the interop suite against C-Blosc2 and Blosc1 (pytest tests/interop, STRATA_BIN set to
 #      the release binary)
 #   5. the fuzz targets, 30 s each (fuzz/run.sh; FUZZ_SECONDS changes it, 0 skips)
@@ -22,8 +24,6 @@ stage() { printf '\n== %s (at %d s)\n' "$1" "$SECONDS"; }
 
 stage "Python environment"
 bash scripts/setup-venv.sh
-stage "real data"
-bash scripts/fetch-data.sh
 stage "tools"
 bash scripts/setup-build-deps.sh
 cbindgen_version=0.29.2
@@ -32,6 +32,8 @@ if [ "$(cbindgen --version 2>/dev/null)" != "cbindgen $cbindgen_version" ]; then
 fi
 stage "cargo build --release --workspace"
 cargo build --release --workspace
+stage "real data (made into .npy by the build's strata)"
+bash scripts/fetch-data.sh
 
 stage "cargo test --workspace --release"
 cargo_status=0

@@ -18,12 +18,21 @@ use strata::chunk::{
 };
 use strata::format::chunk::{filter_id, MAX_BUFFERSIZE};
 
-/// Arguments of `strata bench`. Every list option takes several values, repeated or
-/// comma-separated (`--codec lz4,zstd`); the sweep is their product.
+/// Arguments of `strata bench`. For a raw or .npy file: every list option takes several
+/// values, repeated or comma-separated (`--codec lz4,zstd`); the sweep is their product. For a
+/// b2nd array (.b2nd): the whole array and hyperplanes along each axis, timed.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Raw bytes, or a C-order .npy file.
+    /// Raw bytes or a C-order .npy file (a sweep), or a .b2nd array (reads timed).
     file: PathBuf,
+    /// With a .b2nd array: the same data as a .npy file, whose hyperplanes are read (and
+    /// checked) side by side.
+    #[arg(long, value_name = "NPY")]
+    npy: Option<PathBuf>,
+    /// With a .b2nd array: drop the files from the page cache before every read, so reads
+    /// come from the disk.
+    #[arg(long)]
+    cold: bool,
     /// One JSON object per configuration and line (with `best` naming what it wins), instead
     /// of a table.
     #[arg(long)]
@@ -68,6 +77,20 @@ struct Measurement {
 /// Unreadable or empty input; a compression or decompression failure; a lossless round trip
 /// that does not give the input back.
 pub fn run(args: &BenchArgs) -> Result<()> {
+    if crate::info_cmd::is_frame(&args.file)? {
+        let nthreads = args.nthreads.first().copied().unwrap_or(0);
+        return crate::bench_array::run(
+            &args.file,
+            args.npy.as_deref(),
+            usize::try_from(args.runs)?,
+            nthreads,
+            args.cold,
+            args.json,
+        );
+    }
+    if args.npy.is_some() || args.cold {
+        crate::usage_error("--npy and --cold go with a .b2nd array");
+    }
     let input = read_input(&args.file, u64::MAX)?;
     let name = args.file.display();
     if input.data.is_empty() {

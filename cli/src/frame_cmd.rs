@@ -1,17 +1,21 @@
 //! `strata compress` and `strata decompress`: whole files to and from Blosc2 frames, chunk
 //! by chunk, the chunks of each batch compressed in parallel on the runtime.
 
+use crate::array_cmd;
 use crate::human;
 use crate::input::open_input;
 use crate::options::{parse_bytes, CompressOptions};
+use crate::output::{self, Staged};
 use crate::progress::bytes_bar;
 use crate::usage_error;
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
 use std::path::PathBuf;
 use std::time::Instant;
+use strata::format::b2nd::{LEGACY_METALAYER, METALAYER};
+use strata::format::chunk::MAX_BUFFERSIZE;
 use strata::frame::{OpenMode, SyncPolicy};
 use strata::scheduler::sizing::recommended_chunk_bytes;
 use strata::scheduler::Runtime;
@@ -56,19 +60,9 @@ pub struct DecompressArgs {
     force: bool,
     /// A frame file (.b2frame) or sparse frame directory.
     input: PathBuf,
-    /// Where to write the raw bytes.
+    /// Where to write the raw bytes; for a b2nd array, its items in C order, as a .npy file
+    /// when the name ends in .npy.
     output: PathBuf,
-}
-
-/// Refuses to write over `path` unless `force`.
-fn check_output(path: &std::path::Path, force: bool) -> Result<()> {
-    if !force && path.exists() {
-        bail!(
-            "{} exists; pass --force to replace it",
-            path.display()
-        );
-    }
-    Ok(())
 }
 
 /// Runs `strata compress`.
@@ -76,7 +70,7 @@ fn check_output(path: &std::path::Path, force: bool) -> Result<()> {
 /// # Errors
 /// Unreadable input, unwritable output, a compression failure; the message names the file.
 pub fn compress(args: &CompressArgs) -> Result<()> {
-    check_output(&args.output, args.force)?;
+    output::check(&args.output, &args.input, args.force)?;
     let mut input = open_input(&args.input)?;
     let cparams = args
         .options
@@ -93,10 +87,16 @@ pub fn compress(args: &CompressArgs) -> Result<()> {
         ));
     }
     let chunksize = wanted / typesize * typesize;
+    if chunksize > MAX_BUFFERSIZE {
+        usage_error(format!(
+            "--chunk-bytes {wanted} is more than a chunk may hold ({MAX_BUFFERSIZE} bytes)"
+        ));
+    }
+    let staged = Staged::new(&args.output)?;
     let location = if args.sparse {
-        Location::Dir(args.output.clone())
+        Location::Dir(staged.path().to_owned())
     } else {
-        Location::File(args.output.clone())
+        Location::File(staged.path().to_owned())
     };
     let opts = SChunkOptions {
         cparams,
@@ -106,7 +106,7 @@ pub fn compress(args: &CompressArgs) -> Result<()> {
         } else {
             SyncPolicy::OnClose
         },
-        overwrite: args.force,
+        overwrite: true,
         ..SChunkOptions::default()
     };
     let out = args.output.display();
@@ -139,6 +139,7 @@ pub fn compress(args: &CompressArgs) -> Result<()> {
     schunk
         .close()
         .with_context(|| format!("cannot finish {out}"))?;
+    staged.commit()?;
     bar.finish_and_clear();
     let seconds = start.elapsed().as_secs_f64();
     eprintln!(
@@ -158,12 +159,17 @@ pub fn compress(args: &CompressArgs) -> Result<()> {
 /// # Errors
 /// An unreadable or corrupt frame, an unwritable output; the message names the file.
 pub fn decompress(args: &DecompressArgs) -> Result<()> {
-    check_output(&args.output, args.force)?;
+    output::check(&args.output, &args.input, args.force)?;
     let name = args.input.display();
     let mut schunk =
         SChunk::open(&args.input, OpenMode::Read).with_context(|| format!("cannot open {name}"))?;
+    if [METALAYER, LEGACY_METALAYER].iter().any(|m| schunk.meta(m).is_some()) {
+        drop(schunk);
+        return array_cmd::export_whole(&args.input, &args.output, args.nthreads, true);
+    }
     schunk.set_nthreads(0, args.nthreads);
-    let file = File::create(&args.output)
+    let staged = Staged::new(&args.output)?;
+    let file = File::create(staged.path())
         .with_context(|| format!("cannot create {}", args.output.display()))?;
     let mut writer = BufWriter::new(file);
     let bar = bytes_bar("decompressing", schunk.nbytes());
@@ -186,6 +192,8 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
     writer
         .flush()
         .with_context(|| format!("cannot write {}", args.output.display()))?;
+    drop(writer);
+    staged.commit()?;
     bar.finish_and_clear();
     let seconds = start.elapsed().as_secs_f64();
     eprintln!(

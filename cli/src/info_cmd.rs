@@ -24,14 +24,21 @@ const FRAME_MAGIC: &[u8] = b"\x9e\xa8b2frame\0";
 /// # Errors
 /// Unreadable or invalid input; the message names the file and what is wrong.
 pub fn run(path: &Path, as_json: bool) -> Result<()> {
-    if path.is_dir() || starts_with_frame_magic(path)? {
+    if is_frame(path)? {
         frame(path, as_json)
     } else {
         chunk_cmd::info(path, as_json)
     }
 }
 
-fn starts_with_frame_magic(path: &Path) -> Result<bool> {
+/// Whether `path` is a frame: a sparse frame directory, or a file that starts as frames do.
+///
+/// # Errors
+/// The file cannot be opened or read.
+pub fn is_frame(path: &Path) -> Result<bool> {
+    if path.is_dir() {
+        return Ok(true);
+    }
     let mut head = [0u8; FRAME_MAGIC.len()];
     let mut file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let n = file

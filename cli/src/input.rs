@@ -31,6 +31,50 @@ pub struct InputFile {
     pub npy: Option<NpyInfo>,
 }
 
+/// Most bytes a `.npy` header may have here (NumPy writes a few hundred).
+const MAX_NPY_HEADER: usize = 1 << 20;
+
+/// Reads a `.npy` header (magic, version, length and text) after checking what the `.npy`
+/// reader would trust blindly: a header length within [`MAX_NPY_HEADER`] and a shape whose
+/// item count fits in 64 bits.
+fn npy_header_bytes(reader: &mut impl Read) -> Result<Vec<u8>> {
+    let mut bytes = vec![0u8; 10];
+    reader.read_exact(&mut bytes)?;
+    let len = match bytes[6] {
+        1 => usize::from(u16::from_le_bytes([bytes[8], bytes[9]])),
+        2 | 3 => {
+            let mut more = [0u8; 2];
+            reader.read_exact(&mut more)?;
+            bytes.extend_from_slice(&more);
+            u32::from_le_bytes([bytes[8], bytes[9], more[0], more[1]]) as usize
+        }
+        v => bail!("unknown .npy format version {v}"),
+    };
+    if len > MAX_NPY_HEADER {
+        bail!("the header claims {len} bytes, more than {MAX_NPY_HEADER}");
+    }
+    let start = bytes.len();
+    bytes.resize(start + len, 0);
+    reader.read_exact(&mut bytes[start..])?;
+    let text = String::from_utf8_lossy(&bytes[start..]);
+    if let Some(at) = text.find("'shape'") {
+        let dims = text[at..]
+            .split_once('(')
+            .and_then(|(_, rest)| rest.split_once(')'))
+            .map(|(dims, _)| dims)
+            .unwrap_or_default();
+        let count = dims
+            .split(',')
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .try_fold(1u64, |acc, d| d.parse::<u64>().ok().and_then(|d| acc.checked_mul(d)));
+        if count.is_none() {
+            bail!("the shape ({dims}) is not a count of items that fits in 64 bits");
+        }
+    }
+    Ok(bytes)
+}
+
 /// The NumPy dtype string of a `.npy` dtype: `"<f4"` for a plain type, the list of fields
 /// as NumPy prints a record dtype otherwise.
 fn dtype_string(dtype: &npyz::DType) -> String {
@@ -64,8 +108,9 @@ pub fn open_input(path: &Path) -> Result<InputFile> {
             npy: None,
         });
     }
-    let header =
-        NpyHeader::from_reader(&mut reader).with_context(|| format!("{name}: bad .npy header"))?;
+    let header_bytes = npy_header_bytes(&mut reader).with_context(|| format!("{name}: bad .npy header"))?;
+    let header = NpyHeader::from_reader(&mut &header_bytes[..])
+        .with_context(|| format!("{name}: bad .npy header"))?;
     if header.order() == Order::Fortran {
         bail!("{name}: the array is in Fortran order; only C-order .npy files are supported");
     }

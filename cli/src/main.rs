@@ -6,13 +6,18 @@
 //! Exit status: 0 on success, 1 on a runtime error (the message names the file and what is
 //! wrong), 2 on a usage error.
 
+mod array_cmd;
 mod bench;
+mod bench_array;
 mod chunk_cmd;
 mod frame_cmd;
 mod human;
 mod info_cmd;
 mod input;
+mod netcdf;
+mod npy;
 mod options;
+mod output;
 mod progress;
 mod plugins_cmd;
 mod system;
@@ -33,7 +38,8 @@ struct Cli {
 enum Command {
     /// Compress a raw or .npy file into a Blosc2 frame (.b2frame, or a sparse directory).
     Compress(frame_cmd::CompressArgs),
-    /// Decompress a Blosc2 frame (file or sparse directory) to raw bytes.
+    /// Decompress a Blosc2 frame (file or sparse directory) to raw bytes; a b2nd array to its
+    /// items in C order (.npy or raw).
     Decompress(frame_cmd::DecompressArgs),
     /// Describe a Blosc2 chunk, frame or b2nd array: sizes, ratio, codec, filters, special
     /// chunks, metalayers and vlmetalayers (decoded).
@@ -44,6 +50,14 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Import a netCDF-3 file (every numeric variable), a .npy file, or raw bytes (with
+    /// --shape and --dtype) as b2nd arrays (.b2nd), with partitions derived from the caches.
+    Import(array_cmd::ImportArgs),
+    /// Write a b2nd array, or a slice of it, to a .npy file (shape and dtype kept) or raw bytes.
+    Export(array_cmd::ExportArgs),
+    /// Read a slice of a b2nd array (NumPy's start:stop:step per dimension), decompressing only
+    /// the blocks it touches; print it, or write it with -o.
+    Slice(array_cmd::SliceCmdArgs),
     /// One Blosc2 chunk: compress, decompress, info, getitem.
     #[command(subcommand)]
     Chunk(chunk_cmd::ChunkCommand),
@@ -67,6 +81,9 @@ fn main() -> ExitCode {
         Command::Compress(args) => frame_cmd::compress(&args),
         Command::Decompress(args) => frame_cmd::decompress(&args),
         Command::Info { input, json } => info_cmd::run(&input, json),
+        Command::Import(args) => array_cmd::import(&args),
+        Command::Export(args) => array_cmd::export(&args),
+        Command::Slice(args) => array_cmd::slice(&args),
         Command::Chunk(cmd) => chunk_cmd::run(cmd),
         Command::Bench(args) => bench::run(&args),
         Command::Plugins(args) => plugins_cmd::run(&args),

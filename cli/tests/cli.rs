@@ -787,3 +787,241 @@ fn frame_commands_refuse_bad_input() {
         assert_eq!(out.status.code(), Some(1), "info of {len} bytes: {}", stderr(&out));
     }
 }
+
+/// A small netCDF-3 classic file: `t(time=3, lat=4, lon=5)` int32 with a `_FillValue` and
+/// units, and the coordinate `lat(lat)` float64; values are their C-order index.
+fn netcdf_file(d: &Dir) -> String {
+    use netcdf3::{DataSet, FileWriter, Version};
+    let mut ds = DataSet::new();
+    ds.add_fixed_dim("time", 3).unwrap();
+    ds.add_fixed_dim("lat", 4).unwrap();
+    ds.add_fixed_dim("lon", 5).unwrap();
+    ds.add_var_i32("t", &["time", "lat", "lon"]).unwrap();
+    ds.add_var_attr_i32("t", "_FillValue", vec![-999]).unwrap();
+    ds.add_var_attr_string("t", "units", "K").unwrap();
+    ds.add_var_f64("lat", &["lat"]).unwrap();
+    let path = d.path("small.nc");
+    let mut w = FileWriter::create_new(&path).unwrap();
+    w.set_def(&ds, Version::Classic, 0).unwrap();
+    w.write_var_i32("t", &(0..60).collect::<Vec<i32>>()).unwrap();
+    w.write_var_f64("lat", &[-45.0, -15.0, 15.0, 45.0]).unwrap();
+    w.close().unwrap();
+    path
+}
+
+/// The items of a little-endian `.npy` file (header skipped) and its header text.
+fn npy_items(path: &str) -> (String, Vec<u8>) {
+    let bytes = read(path);
+    let len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    (
+        String::from_utf8(bytes[10..10 + len].to_vec()).unwrap(),
+        bytes[10 + len..].to_vec(),
+    )
+}
+
+#[test]
+fn import_netcdf_then_export_slice_and_info() {
+    let d = Dir::new();
+    let nc = netcdf_file(&d);
+    let out = d.path("arrays");
+    let report = ok(&strata(&["import", "--json", &nc, &out]));
+    let rows: Vec<serde_json::Value> = report.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["t", "lat"]);
+    assert_eq!(rows[0]["shape"], serde_json::json!([3, 4, 5]));
+    assert_eq!(rows[0]["dtype"], "<i4");
+    let t = format!("{out}/t.b2nd");
+    let info = frame_json(&t);
+    assert_eq!(info["b2nd"]["shape"], serde_json::json!([3, 4, 5]));
+    assert_eq!(info["b2nd"]["dtype"], "<i4");
+    let vl: std::collections::HashMap<String, serde_json::Value> = info["vlmetalayers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["name"].as_str().unwrap().to_owned(), l["value"].clone()))
+        .collect();
+    assert_eq!(vl["dims"], serde_json::json!(["time", "lat", "lon"]));
+    assert_eq!(vl["attrs"], serde_json::json!({"_FillValue": -999, "units": "K"}));
+    // The whole array in C order, then a slice with a step and a negative start.
+    let whole = d.path("t.npy");
+    ok(&strata(&["export", &t, &whole]));
+    let (header, items) = npy_items(&whole);
+    assert!(header.contains("'descr': '<i4'") && header.contains("'shape': (3, 4, 5)"), "{header}");
+    let want: Vec<u8> = (0..60i32).flat_map(|v| v.to_le_bytes()).collect();
+    assert_eq!(items, want);
+    let part = d.path("part.raw");
+    ok(&strata(&["export", "--start", "1,-2", "--stop", "3,4", "--step", "1,1,2", &t, &part]));
+    let want: Vec<u8> = [1usize, 2]
+        .iter()
+        .flat_map(|&i| [2usize, 3].map(move |j| (i, j)))
+        .flat_map(|(i, j)| [0usize, 2, 4].map(move |k| (i * 20 + j * 5 + k) as i32))
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    assert_eq!(read(&part), want);
+    // decompress gives the same C-order items.
+    let back = d.path("back.npy");
+    ok(&strata(&["decompress", &t, &back]));
+    assert_eq!(npy_items(&back).1, npy_items(&whole).1);
+    // slice prints small selections.
+    let printed = ok(&strata(&["slice", &t, "--start", "2,3,3", "--stop", "3,4,5"]));
+    assert_eq!(printed, "shape [1, 1, 2] <i4\n[[[58, 59]]]\n");
+    let lat = ok(&strata(&["slice", &format!("{out}/lat.b2nd"), "--start", "1", "--stop", "3"]));
+    assert_eq!(lat, "shape [2] <f8\n[-15, 15]\n");
+    // The (5,5)[4:6,4:6] case through the CLI, and a selection wholly outside: empty.
+    let outside = ok(&strata(&["slice", &t, "--start", "5", "--stop", "9"]));
+    assert_eq!(outside, "shape [0, 4, 5] <i4\n[]\n");
+}
+
+#[test]
+fn import_npy_and_raw_with_partitions() {
+    let d = Dir::new();
+    let data = sample(); // 40 000 u32
+    let npy_in = d.file("a.npy", &npy("'<u4'", "(200, 200)", false, &data));
+    let arr = d.path("a.b2nd");
+    ok(&strata(&[
+        "import", "--codec", "lz4", "--chunkshape", "100,64", "--blockshape", "25,16", &npy_in, &arr,
+    ]));
+    let info = frame_json(&arr);
+    assert_eq!(info["b2nd"]["chunkshape"], serde_json::json!([100, 64]));
+    assert_eq!(info["b2nd"]["blockshape"], serde_json::json!([25, 16]));
+    assert_eq!(info["codec"], "lz4");
+    assert_eq!(info["nchunks"], 8);
+    let back = d.path("a.raw");
+    ok(&strata(&["export", &arr, &back]));
+    assert_eq!(read(&back), data);
+    // Raw bytes need --shape and --dtype; the sizes must agree.
+    let raw = d.file("a.bin", &data);
+    let arr2 = d.path("b.b2nd");
+    ok(&strata(&["import", "--shape", "40000", "--dtype", "<u4", &raw, &arr2]));
+    ok(&strata(&["export", "-f", &arr2, &back]));
+    assert_eq!(read(&back), data);
+    fails_with(&strata(&["import", &raw, &d.path("c.b2nd")]), 2, "--shape and --dtype");
+    fails_with(
+        &strata(&["import", "--shape", "7", "--dtype", "<u4", &raw, &d.path("c.b2nd")]),
+        1,
+        "a.bin",
+    );
+    fails_with(
+        &strata(&["import", "--shape", "40000", "--dtype", "<q9", &raw, &d.path("c.b2nd")]),
+        2,
+        "<q9",
+    );
+    fails_with(&strata(&["import", "--chunkshape", "10", &npy_in, &d.path("c.b2nd")]), 2, "--chunkshape");
+    fails_with(&strata(&["import", &npy_in, &arr]), 1, "--force");
+    // The benchmark of an array reads the same hyperplanes as the .npy.
+    let bench = ok(&strata(&["bench", "--json", "--runs", "1", &arr, "--npy", &npy_in]));
+    let b: serde_json::Value = serde_json::from_str(&bench).unwrap();
+    assert_eq!(b["hyperplanes"].as_array().unwrap().len(), 2);
+    // A row crosses 4 chunks of 64 columns: 4 blocks of 16 columns in each of the first three,
+    // and 1 in the last, which holds columns 192..200.
+    assert_eq!(b["hyperplanes"][0]["blocks_decompressed"], 13);
+}
+
+#[test]
+fn array_commands_refuse_bad_input() {
+    let d = Dir::new();
+    let npy_in = d.file("a.npy", &npy("'<u4'", "(200, 200)", false, &sample()));
+    let arr = d.path("a.b2nd");
+    ok(&strata(&["import", &npy_in, &arr]));
+    fails_with(&strata(&["slice", &arr]), 2, "--start");
+    fails_with(&strata(&["slice", &arr, "--start", "0,0,0"]), 2, "3 values");
+    fails_with(&strata(&["slice", &arr, "--step", "0"]), 2, "0");
+    fails_with(&strata(&["slice", &arr, "--start", "0"]), 1, "more than the 1000");
+    fails_with(&strata(&["export", &d.path("none.b2nd"), &d.path("x.npy")]), 1, "none.b2nd");
+    fails_with(&strata(&["import", &d.path("none.nc"), &d.path("x")]), 1, "none.nc");
+    // A netCDF file cut short, and a .b2nd cut short: errors naming the file.
+    let nc = netcdf_file(&d);
+    let whole = read(&nc);
+    let cut = d.file("cut.nc", &whole[..whole.len() - 40]);
+    fails_with(&strata(&["import", &cut, &d.path("cut")]), 1, "cut.nc");
+    let bytes = read(&arr);
+    for len in [50, 100, bytes.len() / 2, bytes.len() - 1] {
+        let cut = d.file("cut.b2nd", &bytes[..len]);
+        fails_with(&strata(&["export", "-f", &cut, &d.path("x.npy")]), 1, "cut.b2nd");
+        fails_with(&strata(&["slice", &cut, "--start", "0,0", "--stop", "1,1"]), 1, "cut.b2nd");
+    }
+    fails_with(&strata(&["bench", &arr, "--npy", &d.file("w.npy", &npy("'<u2'", "(10,)", false, &[0; 20]))]), 1, "w.npy");
+}
+
+#[test]
+fn outputs_are_staged_and_inputs_never_overwritten() {
+    let d = Dir::new();
+    let data = sample();
+    let raw = d.file("in.raw", &data);
+    let frame = d.path("f.b2frame");
+    ok(&strata(&["compress", "--typesize", "4", &raw, &frame]));
+    let good = read(&frame);
+    // A compression that fails leaves the old output as it was, and no partial file.
+    fails_with(
+        &strata(&["compress", "-f", "--typesize", "4", "--filter", "trunc_prec:99", &raw, &frame]),
+        1,
+        "",
+    );
+    assert_eq!(read(&frame), good);
+    let names: Vec<String> = std::fs::read_dir(d.0.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.contains("partial")), "{names:?}");
+    // The output may not be the input, whatever --force says, and under any name.
+    fails_with(&strata(&["decompress", "-f", &frame, &frame]), 1, "is the input");
+    let link = d.path("link.b2frame");
+    std::fs::hard_link(&frame, &link).unwrap();
+    fails_with(&strata(&["decompress", "-f", &frame, &link]), 1, "is the input");
+    assert_eq!(read(&frame), good);
+    let npy_in = d.file("a.npy", &npy("'<u4'", "(200, 200)", false, &data));
+    let arr = d.path("a.b2nd");
+    ok(&strata(&["import", &npy_in, &arr]));
+    let arr_bytes = read(&arr);
+    fails_with(&strata(&["export", "-f", &arr, &arr]), 1, "is the input");
+    fails_with(&strata(&["slice", &arr, "--start", "0", "-o", &arr]), 1, "is the input");
+    // slice -o keeps an existing file unless --force.
+    let out = d.file("existing.npy", b"keep me");
+    fails_with(&strata(&["slice", &arr, "--start", "0", "--stop", "1", "-o", &out]), 1, "--force");
+    assert_eq!(read(&out), b"keep me");
+    ok(&strata(&["slice", &arr, "--start", "0", "--stop", "1", "-o", &out, "--force"]));
+    assert_eq!(npy_items(&out).1, data[..800]);
+    assert_eq!(read(&arr), arr_bytes);
+}
+
+#[test]
+fn lying_headers_are_errors_and_bad_arguments_usage_errors() {
+    let d = Dir::new();
+    // A .npy whose shape overflows 64 bits.
+    let lie = d.file(
+        "lie.npy",
+        &npy("'<f8'", "(4294967296, 4294967296, 4294967296)", false, &[0; 16]),
+    );
+    for cmd in ["import", "compress"] {
+        fails_with(&strata(&[cmd, &lie, &d.path("o")]), 1, "lie.npy");
+    }
+    // A netCDF header whose counts and lengths lie: errors, no huge allocation, no hang.
+    let nc = read(&netcdf_file(&d));
+    for (at, value) in [(12usize, 0x7fff_ffffu32), (12, 0x4000_0000), (20, 0x7fff_ffff), (40, 0x7fff_ffff)] {
+        let mut bad = nc.clone();
+        bad[at..at + 4].copy_from_slice(&value.to_be_bytes());
+        let path = d.file("bad.nc", &bad);
+        let out = strata(&["import", "-f", &path, &d.path("bad")]);
+        assert_eq!(out.status.code(), Some(1), "offset {at}: {}", stderr(&out));
+        assert!(stderr(&out).contains("bad.nc"), "{}", stderr(&out));
+    }
+    // Arguments that cannot describe an array are usage errors (exit 2).
+    let raw = d.file("a.raw", &sample());
+    let arr = d.path("x.b2nd");
+    for args in [
+        vec!["--shape=-1", "--dtype", "<u4"],
+        vec!["--shape", "4294967296,4294967296", "--dtype", "<u4"],
+        vec!["--shape", "40000", "--dtype", "O"],
+        vec!["--shape", "40000", "--dtype", "<u4", "--chunkshape", "0"],
+        vec!["--shape", "40000", "--dtype", "<u4", "--chunkshape", "100", "--blockshape", "200"],
+        vec!["--shape", "40000", "--dtype", "<u4", "--typesize", "2"],
+    ] {
+        let mut cmd = vec!["import"];
+        cmd.extend(args.iter().copied());
+        cmd.extend([raw.as_str(), arr.as_str()]);
+        let out = strata(&cmd);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+    }
+    fails_with(&strata(&["compress", "--chunk-bytes", "5G", &raw, &d.path("y")]), 2, "--chunk-bytes");
+    assert!(!std::path::Path::new(&d.path("y")).exists());
+}

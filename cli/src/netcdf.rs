@@ -1,0 +1,239 @@
+//! netCDF-3 input (classic and 64-bit offset) for `strata import`, read with the `netcdf3`
+//! crate: each numeric variable with its dimension names, shape, attributes and data converted
+//! from the file's big-endian to little-endian bytes, C order.
+
+use anyhow::{anyhow, bail, Context, Result};
+use netcdf3::{DataType, DataVector, FileReader};
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// One variable of a netCDF-3 file, ready to become a b2nd array.
+#[derive(Debug)]
+pub struct Variable {
+    /// The variable's name.
+    pub name: String,
+    /// Its dimension names, outermost first.
+    pub dims: Vec<String>,
+    /// Its shape in elements, C order (the record dimension first, sized by the record count).
+    pub shape: Vec<i64>,
+    /// The NumPy dtype string of the data (`"|i1"`, `"<i2"`, `"<f4"`…).
+    pub dtype: &'static str,
+    /// The data, little-endian, C order: `shape.iter().product() * typesize` bytes.
+    pub data: Vec<u8>,
+    /// Its attributes (`_FillValue`, `missing_value`, `units`…) as JSON values: text as a
+    /// string, one number as a number, several as a list.
+    pub attrs: serde_json::Map<String, Value>,
+}
+
+/// The NumPy dtype string of a netCDF-3 type, as little-endian data (`NC_CHAR` is `|S1`).
+fn dtype(data_type: &DataType) -> &'static str {
+    match data_type {
+        DataType::I8 => "|i1",
+        DataType::U8 => "|S1",
+        DataType::I16 => "<i2",
+        DataType::I32 => "<i4",
+        DataType::F32 => "<f4",
+        DataType::F64 => "<f8",
+    }
+}
+
+fn dtype_typesize(dtype: &str) -> usize {
+    dtype[2..].parse().expect("dtype strings here end in their size")
+}
+
+/// The values as little-endian bytes.
+fn le_bytes(values: DataVector) -> Vec<u8> {
+    match values {
+        DataVector::I8(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        DataVector::U8(v) => v,
+        DataVector::I16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        DataVector::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        DataVector::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        DataVector::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+    }
+}
+
+/// An attribute's value as JSON: text as a string (trailing NULs dropped), one number as a number, more as a list.
+fn attr_value(attr: &netcdf3::Attribute) -> Value {
+    fn one_or_list<T: Copy + Into<Value>>(v: &[T]) -> Value {
+        match v {
+            [x] => (*x).into(),
+            _ => Value::Array(v.iter().map(|&x| x.into()).collect()),
+        }
+    }
+    match attr.data_type() {
+        // Text, without the NULs C writers leave at the end.
+        DataType::U8 => json!(attr.get_as_string().unwrap_or_default().trim_end_matches('\0')),
+        DataType::I8 => one_or_list(attr.get_i8().unwrap_or_default()),
+        DataType::I16 => one_or_list(attr.get_i16().unwrap_or_default()),
+        DataType::I32 => one_or_list(attr.get_i32().unwrap_or_default()),
+        DataType::F32 => one_or_list(attr.get_f32().unwrap_or_default()),
+        DataType::F64 => one_or_list(attr.get_f64().unwrap_or_default()),
+    }
+}
+
+/// A bounds-checked walk over a netCDF-3 header, before the reader (which trusts counts and
+/// lengths) sees it: every count must fit in the bytes left, every type and dimension ID must
+/// exist, and every variable's data must fit in the file.
+/// Format: the NetCDF Classic and 64-bit Offset Format specification (header grammar).
+struct HeaderCheck<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+impl HeaderCheck<'_> {
+    fn u32(&mut self, what: &str) -> Result<u32> {
+        let end = self.pos + 4;
+        let v = self.b.get(self.pos..end).ok_or_else(|| anyhow!("the header ends inside {what}"))?;
+        self.pos = end;
+        Ok(u32::from_be_bytes([v[0], v[1], v[2], v[3]]))
+    }
+
+    fn skip(&mut self, n: u64, what: &str) -> Result<()> {
+        let padded = n.checked_add(3).map(|n| n & !3).ok_or_else(|| anyhow!("{what} overflows"))?;
+        let end = (self.pos as u64).checked_add(padded).filter(|&e| e <= self.b.len() as u64);
+        self.pos = end.ok_or_else(|| anyhow!("{what} of {n} bytes runs past the end of the file"))? as usize;
+        Ok(())
+    }
+
+    /// A list header: `tag` (or 0 for an absent list) and its count, which must leave at least
+    /// `min_item` bytes per item.
+    fn list(&mut self, tag: u32, min_item: u64, what: &str) -> Result<u32> {
+        let (t, n) = (self.u32(what)?, self.u32(what)?);
+        if (t != tag && t != 0) || (t == 0 && n != 0) {
+            bail!("the {what} list has tag {t:#x} and {n} items");
+        }
+        if u64::from(n) * min_item > (self.b.len() - self.pos) as u64 {
+            bail!("the {what} list claims {n} items, more than the file can hold");
+        }
+        Ok(n)
+    }
+
+    fn name(&mut self, what: &str) -> Result<()> {
+        let n = self.u32(what)?;
+        self.skip(u64::from(n), what)
+    }
+
+    /// Bytes of one value of netCDF type `t`.
+    fn type_size(t: u32) -> Result<u64> {
+        Ok(match t {
+            1 | 2 => 1,
+            3 => 2,
+            4 | 5 => 4,
+            6 => 8,
+            _ => bail!("unknown netCDF type {t}"),
+        })
+    }
+
+    fn attrs(&mut self, what: &str) -> Result<()> {
+        for _ in 0..self.list(0x0C, 12, what)? {
+            self.name("an attribute name")?;
+            let size = Self::type_size(self.u32("an attribute type")?)?;
+            let n = self.u32("an attribute length")?;
+            self.skip(size * u64::from(n), "an attribute's values")?;
+        }
+        Ok(())
+    }
+
+    fn run(&mut self) -> Result<()> {
+        let version = match self.b.get(..4) {
+            Some(b"CDF\x01") => 1,
+            Some(b"CDF\x02") => 2,
+            _ => bail!("not a netCDF-3 classic or 64-bit offset file"),
+        };
+        self.pos = 4;
+        let numrecs = self.u32("the record count")?;
+        let ndims = self.list(0x0A, 8, "dimension")?;
+        let mut dims = Vec::with_capacity(ndims as usize);
+        for _ in 0..ndims {
+            self.name("a dimension name")?;
+            dims.push(self.u32("a dimension length")?);
+        }
+        self.attrs("global attribute")?;
+        for _ in 0..self.list(0x0B, 24, "variable")? {
+            self.name("a variable name")?;
+            let nd = self.u32("a variable's rank")?;
+            if u64::from(nd) * 4 > (self.b.len() - self.pos) as u64 {
+                bail!("a variable claims {nd} dimensions");
+            }
+            let mut bytes: u64 = 1;
+            for _ in 0..nd {
+                let id = self.u32("a dimension ID")? as usize;
+                let len = match dims.get(id) {
+                    Some(0) => numrecs, // the record dimension
+                    Some(&len) => len,
+                    None => bail!("a variable uses dimension {id}, the file has {}", dims.len()),
+                };
+                bytes = bytes.saturating_mul(u64::from(len));
+            }
+            self.attrs("variable attribute")?;
+            let size = Self::type_size(self.u32("a variable type")?)?;
+            let _vsize = self.u32("a variable size")?;
+            let _begin = if version == 1 {
+                u64::from(self.u32("a variable offset")?)
+            } else {
+                (u64::from(self.u32("a variable offset")?) << 32) | u64::from(self.u32("a variable offset")?)
+            };
+            if bytes.saturating_mul(size) > self.b.len() as u64 {
+                bail!("a variable claims {} bytes, more than the file holds", bytes.saturating_mul(size));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads every variable of the netCDF-3 file at `path` (text variables included, as `|S1`).
+///
+/// # Errors
+/// The file cannot be opened, is not netCDF-3 (its header is checked before it is trusted),
+/// or a variable's data cannot be read; the message names the file (and the variable).
+pub fn read(path: &Path) -> Result<Vec<Variable>> {
+    let name = path.display();
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {name}"))?;
+    HeaderCheck { b: &bytes, pos: 0 }
+        .run()
+        .with_context(|| format!("{name}: not a readable netCDF-3 file"))?;
+    drop(bytes);
+    let mut reader = FileReader::open(path)
+        .map_err(|e| anyhow!("{name}: not a readable netCDF-3 file: {e}"))?;
+    // The header first (names, shapes, attributes), then each variable's data.
+    let mut vars: Vec<Variable> = reader
+        .data_set()
+        .get_vars()
+        .into_iter()
+        .map(|var| Variable {
+            name: var.name().to_owned(),
+            dims: var.dim_names(),
+            shape: var
+                .get_dims()
+                .iter()
+                .map(|d| i64::try_from(d.size()).expect("netCDF-3 sizes fit in i64"))
+                .collect(),
+            dtype: dtype(&var.data_type()),
+            data: Vec::new(),
+            attrs: var
+                .get_attrs()
+                .into_iter()
+                .map(|a| (a.name().to_owned(), attr_value(a)))
+                .collect(),
+        })
+        .collect();
+    for var in &mut vars {
+        let values = reader
+            .read_var(&var.name)
+            .map_err(|e| anyhow!("{e}"))
+            .with_context(|| format!("{name}: cannot read variable {}", var.name))?;
+        var.data = le_bytes(values);
+        let nitems: i64 = var.shape.iter().product();
+        let expected = usize::try_from(nitems).unwrap_or(usize::MAX) * dtype_typesize(var.dtype);
+        if var.data.len() != expected {
+            return Err(anyhow!(
+                "{name}: variable {} holds {} bytes, its shape {:?} needs {expected}",
+                var.name,
+                var.data.len(),
+                var.shape
+            ));
+        }
+    }
+    Ok(vars)
+}
