@@ -5,6 +5,29 @@
 
 #include <stddef.h>
 #include <stdint.h>
+/*
+ * Strata's C API: chunks, super-chunks and frames, N-d (b2nd) arrays, the runtime and
+ * plugins, reading and writing the Blosc2 formats byte for byte.
+ *
+ * Conventions
+ * - Return values: 0, or a count or size (>= 0), on success; a negative STRATA_ERROR_* code
+ *   on failure, after which strata_last_error() copies a message naming the problem. The
+ *   message is per thread and stays until the next failure on that thread.
+ * - Nothing unwinds out of a call: a bug caught inside returns STRATA_ERROR_PANIC (free the
+ *   handle involved).
+ * - A buffer pointer is followed by its size_t length in bytes. A function that copies into
+ *   a caller buffer returns the bytes it needs when called with (NULL, 0) (a size query), and
+ *   fails with STRATA_ERROR_WRITE_BUFFER when the buffer is too small. Names are copied
+ *   NUL-terminated; their buffer needs the returned length + 1 bytes.
+ * - Out-parameters (`out`) are written only on success.
+ * - Handles (strata_schunk, strata_ndarray) are opaque: made by _create/_open/_new functions,
+ *   released by _free (or _close); _free(NULL) does nothing. One call at a time may change
+ *   a handle; calls taking a const handle may run at once from several threads.
+ * - Parameter structs carry their own size: fill them with their _default function first.
+ * - Shapes are in elements, outermost dimension first (C order); sizes are in bytes.
+ * - Paths are NUL-terminated UTF-8.
+ */
+
 /* Library version; equals strata_version() and the crate version (checked by a test). */
 #define STRATA_VERSION "0.1.0"
 #define STRATA_VERSION_MAJOR 0
@@ -14,25 +37,86 @@
 /* ABI version of this header; equals strata_abi_version(). */
 #define STRATA_ABI_VERSION 1
 
-/* Negative return codes (the BLOSC2_ERROR_* value where the meaning is the same). */
+/* Negative return codes: the BLOSC2_ERROR_* value where the meaning is the same, Strata's
+   from -1000 down. strata_error_name() gives a code's name. */
+/* Corrupt compressed data */
 #define STRATA_ERROR_DATA -3
+/* Memory could not be reserved */
 #define STRATA_ERROR_MEMORY_ALLOC -4
+/* Input ends early (truncated) */
 #define STRATA_ERROR_READ_BUFFER -5
+/* Destination buffer too small */
 #define STRATA_ERROR_WRITE_BUFFER -6
+/* Unknown codec ID (no plugin provides it) */
 #define STRATA_ERROR_CODEC_SUPPORT -7
+/* A codec parameter it cannot use */
 #define STRATA_ERROR_CODEC_PARAM -8
+/* Dictionary problem */
 #define STRATA_ERROR_CODEC_DICT -9
+/* Unsupported chunk format version */
 #define STRATA_ERROR_VERSION_SUPPORT -10
+/* Bad chunk header or bad frame */
 #define STRATA_ERROR_INVALID_HEADER -11
+/* Argument out of range */
 #define STRATA_ERROR_INVALID_PARAM -12
+/* File read failed */
+#define STRATA_ERROR_FILE_READ -13
+/* File write or sync failed, or read-only */
+#define STRATA_ERROR_FILE_WRITE -14
+/* File open or create failed */
+#define STRATA_ERROR_FILE_OPEN -15
+/* Bad special (run-length) chunk */
 #define STRATA_ERROR_RUN_LENGTH -17
+/* Unknown filter, or a filter failed */
 #define STRATA_ERROR_FILTER_PIPELINE -18
+/* Chunk cannot be inserted */
+#define STRATA_ERROR_CHUNK_INSERT -19
+/* Chunk cannot be appended (chunksize) */
+#define STRATA_ERROR_CHUNK_APPEND -20
+/* Chunk cannot be updated or deleted */
+#define STRATA_ERROR_CHUNK_UPDATE -21
+/* Contiguous where sparse expected, or back */
+#define STRATA_ERROR_FRAME_TYPE -24
+/* File truncate failed */
+#define STRATA_ERROR_FILE_TRUNCATE -25
+/* Special-value fill impossible */
+#define STRATA_ERROR_FRAME_SPECIAL -28
+/* File remove or rename failed */
+#define STRATA_ERROR_FILE_REMOVE -31
+/* A required pointer argument is NULL */
 #define STRATA_ERROR_NULL_POINTER -32
+/* Index or range outside the data */
 #define STRATA_ERROR_INVALID_INDEX -33
+/* No (vl)metalayer of that name */
+#define STRATA_ERROR_METALAYER_NOT_FOUND -34
+/* Buffer above the 2 GiB chunk limit */
 #define STRATA_ERROR_MAX_BUFSIZE_EXCEEDED -35
+/* A Rust plugin panicked */
 #define STRATA_ERROR_PLUGIN_PANIC -1000
+/* A bug in Strata, caught at the boundary */
 #define STRATA_ERROR_PANIC -1001
+/* Plugin library or descriptor rejected */
 #define STRATA_ERROR_PLUGIN_LOAD -1002
+
+/* strata_storage.sync and strata_schunk_open's sync: when writes reach stable storage. */
+#define STRATA_SYNC_NONE 0
+#define STRATA_SYNC_ON_CLOSE 1
+#define STRATA_SYNC_EVERY_WRITE 2
+
+/* strata_schunk_open / strata_ndarray_open modes. */
+#define STRATA_OPEN_READ 0
+#define STRATA_OPEN_READWRITE 1
+#define STRATA_OPEN_APPEND 2
+
+/* Most dimensions of an N-d array (the length of the shape arrays of strata_ndarray_params). */
+#define STRATA_MAX_DIM 16
+
+/* Special-value chunk kinds (strata_chunk_info.special, strata_schunk_fill_special). */
+#define STRATA_SPECIAL_NONE 0
+#define STRATA_SPECIAL_ZERO 1
+#define STRATA_SPECIAL_NAN 2
+#define STRATA_SPECIAL_VALUE 3
+#define STRATA_SPECIAL_UNINIT 4
 
 /* Plugin ABI (strata_plugin, strata_block_ctx): version, kinds, and the symbol every plugin
    library exports, a strata_plugin_entry_fn named STRATA_PLUGIN_ENTRY. */
@@ -42,15 +126,32 @@
 #define STRATA_PLUGIN_ENTRY "strata_plugin_descriptors"
 
 
-// Compression parameters for one chunk, as C-Blosc2's `blosc2_cparams`.
+// One dimension of a selection, as Python's `slice(start, stop, step)`.
 //
-// `size` carries `sizeof(strata_cparams)` as the caller compiled it, so that later versions
-// can add fields at the end and still tell old callers apart. Fill the struct with
-// `strata_cparams_default` and change what you need.
+// `None` takes the default for the step's direction (the whole dimension).
+typedef struct Slice Slice;
+
+// The special-value kind of a chunk (`blosc2_flags` bits 4–6).
+typedef struct SpecialType SpecialType;
+
+// A b2nd N-d array in a frame (memory, `.b2nd` file or sparse directory). Opaque; made by
+// `strata_ndarray_uninit`, `_zeros`, `_full`, `_from_buffer`, `_open`, `_from_cframe`;
+// released by `strata_ndarray_close` or `strata_ndarray_free`.
+typedef struct strata_ndarray strata_ndarray;
+
+// A super-chunk: chunks of one chunksize with metalayers and vlmetalayers, in a Blosc2
+// frame in memory, in a file or in a sparse directory. Opaque; made by
+// `strata_schunk_create`, `_open`, `_from_cframe`, `_copy`; released by `strata_schunk_close`
+// or `strata_schunk_free`.
+typedef struct strata_schunk strata_schunk;
+
+// Compression parameters, as C-Blosc2's `blosc2_cparams`.
+//
+// Fill it with `strata_cparams_default` (which sets `size`) and change what you need.
 typedef struct {
-  // `sizeof(strata_cparams)` as the caller compiled it.
+  // `sizeof(strata_cparams)` as the caller compiled it (set by `strata_cparams_default`).
   size_t size;
-  // Codec ID: 0 blosclz, 1 lz4, 2 lz4hc, 4 zlib, 5 zstd.
+  // Codec ID: 0 blosclz, 1 lz4, 2 lz4hc, 4 zlib, 5 zstd, 32–255 plugins.
   uint8_t codec;
   // Codec meta byte.
   uint8_t codec_meta;
@@ -62,15 +163,116 @@ typedef struct {
   uint32_t typesize;
   // Block size in bytes; 0 = automatic (as C-Blosc2).
   uint32_t blocksize;
-  // Filter IDs, slot 0 applied first.
+  // Filter IDs, slot 0 applied first (0 none, 1 shuffle, 2 bitshuffle, 3 delta,
+  // 4 trunc_prec, 35 bytedelta).
   uint8_t filters[6];
   // Filter meta bytes.
   uint8_t filters_meta[6];
   // Non-zero to train and store a zstd dictionary.
   uint8_t use_dict;
-  // Threads that may compress blocks at once (the caller's included); 0 = the default.
+  // Threads that may compress blocks at once (the caller's included); 0 = the runtime's
+  // default.
   uint32_t nthreads;
 } strata_cparams;
+
+// The header fields of a chunk (`strata_chunk_get_info`). Sizes in bytes.
+typedef struct {
+  // Format version (2 Blosc1, 5 Blosc2, 6 variable-length blocks).
+  uint8_t version;
+  // Codec format version.
+  uint8_t versionlz;
+  // Flags byte (byte 2 of the header).
+  uint8_t flags;
+  // Codec ID.
+  uint8_t codec;
+  // Codec meta byte.
+  uint8_t codec_meta;
+  // Special-value kind: `STRATA_SPECIAL_NONE`, `_ZERO`, `_NAN`, `_VALUE`, `_UNINIT`.
+  uint8_t special;
+  // Header length: 16 (Blosc1) or 32 bytes.
+  uint8_t header_len;
+  // `blosc2_flags` (byte 31).
+  uint8_t blosc2_flags;
+  // Item size in bytes as stored (1–255).
+  int32_t typesize;
+  // Uncompressed size in bytes.
+  int32_t nbytes;
+  // Block size in bytes.
+  int32_t blocksize;
+  // Compressed size in bytes, header included.
+  int32_t cbytes;
+  // Filter IDs, slot 0 applied first when compressing.
+  uint8_t filters[6];
+  // Filter meta bytes.
+  uint8_t filters_meta[6];
+} strata_chunk_info;
+
+// Decompression parameters, as C-Blosc2's `blosc2_dparams`.
+//
+// Fill it with `strata_dparams_default` (which sets `size`).
+typedef struct {
+  // `sizeof(strata_dparams)` as the caller compiled it (set by `strata_dparams_default`).
+  size_t size;
+  // Threads that may decompress blocks at once (the caller's included); 0 = the runtime's
+  // default.
+  uint32_t nthreads;
+} strata_dparams;
+
+// How a new N-d array is shaped and compressed. Fill it with `strata_ndarray_params_default`
+// (which sets the sizes of it and of its `cparams` and `dparams`), then set `ndim`, `shape`,
+// `cparams.typesize` (unless a dtype gives it) and what else you need.
+typedef struct {
+  // `sizeof(strata_ndarray_params)` as the caller compiled it.
+  size_t size;
+  // Number of dimensions, 0–16 (`STRATA_MAX_DIM`).
+  int32_t ndim;
+  // Shape in elements, C order (first `ndim` entries used).
+  int64_t shape[16];
+  // Chunk shape in elements; all 0 = derived from the L3 cache size.
+  int32_t chunkshape[16];
+  // Block shape in elements; all 0 = derived from the L2 cache size.
+  int32_t blockshape[16];
+  // Compression of the chunks; `typesize` is the item size in bytes (`blocksize` is
+  // ignored: a chunk's blocks are the array's blocks).
+  strata_cparams cparams;
+  // Decompression (threads per read).
+  strata_dparams dparams;
+} strata_ndarray_params;
+
+// Where and how a new super-chunk or N-d array is written (the path itself is a separate
+// argument). Fill it with `strata_storage_default` (which sets `size`).
+typedef struct {
+  // `sizeof(strata_storage)` as the caller compiled it (set by `strata_storage_default`).
+  size_t size;
+  // Non-zero: a sparse frame (a directory of chunk files) instead of one contiguous file.
+  uint8_t sparse;
+  // Non-zero: replace an existing file or directory at the path.
+  uint8_t overwrite;
+  // When writes reach stable storage: `STRATA_SYNC_NONE`, `STRATA_SYNC_ON_CLOSE`
+  // (default: on `_flush` and `_close`), `STRATA_SYNC_EVERY_WRITE`.
+  uint8_t sync;
+  // For a super-chunk, the chunk size in bytes that `strata_schunk_append_data` cuts
+  // buffers into before the first chunk fixes it; 0 = recommended from the L3 cache size.
+  size_t chunksize;
+} strata_storage;
+
+// What an N-d array is (`strata_ndarray_get_info`).
+typedef struct {
+  // Number of dimensions.
+  int32_t ndim;
+  // Item size in bytes.
+  int32_t typesize;
+  // Shape in elements, C order (first `ndim` entries; the rest 0).
+  int64_t shape[16];
+  // Chunk shape in elements.
+  int32_t chunkshape[16];
+  // Block shape in elements.
+  int32_t blockshape[16];
+  // Uncompressed size of the items in bytes (`prod(shape) * typesize`).
+  int64_t nbytes;
+  // Compressed size in bytes (the frame's chunk data).
+  int64_t cbytes;
+} strata_ndarray_info;
 
 // What a plugin function is told about the block it handles.
 //
@@ -180,6 +382,48 @@ typedef struct {
   strata_filter_fn backward;
 } strata_plugin;
 
+// How the process runtime is made (`strata_runtime_configure`). Fill it with
+// `strata_runtime_config_default` (which sets `size`). Sizes in bytes.
+typedef struct {
+  // `sizeof(strata_runtime_config)` as the caller compiled it.
+  size_t size;
+  // Worker threads: −1 = one per physical core (default); 0 = none, every job runs on its
+  // caller's thread.
+  int32_t workers;
+  // Threads a job uses when its parameters say 0 (the caller's included): 0 = default
+  // (`STRATA_NTHREADS`, else `BLOSC_NTHREADS`, else the number of workers).
+  int32_t nthreads;
+  // Pin each worker to its own core: −1 = default (on, unless `STRATA_PIN=0`), 0 off,
+  // 1 on.
+  int32_t pin;
+  // L1 data cache size; 0 = detected (sysfs, CPUID; `STRATA_L1D` overrides).
+  size_t l1d;
+  // L2 cache size; 0 = detected (`STRATA_L2` overrides). Block sizes follow from it.
+  size_t l2;
+  // L3 cache size; 0 = detected (`STRATA_L3` overrides). Chunk sizes follow from it.
+  size_t l3;
+} strata_runtime_config;
+
+// What the process runtime is (`strata_runtime_get_info`). Sizes in bytes.
+typedef struct {
+  // Worker threads running.
+  int32_t workers;
+  // Threads a job uses when its parameters say 0 (the caller's included).
+  int32_t nthreads;
+  // 1 when every worker is pinned to its own core, else 0.
+  int32_t pinned;
+  // Logical CPUs the process may run on.
+  int32_t logical_cores;
+  // Physical cores among them.
+  int32_t physical_cores;
+  // L1 data cache size in use.
+  size_t l1d;
+  // L2 cache size in use.
+  size_t l2;
+  // L3 cache size in use.
+  size_t l3;
+} strata_runtime_info;
+
 // The function a plugin library exports as `STRATA_PLUGIN_ENTRY` (Rust: [`ENTRY_SYMBOL`],
 // `strata_plugin_descriptors`); never NULL in a library. It stores the number of
 // descriptors in `*count` and returns an array of that many descriptor pointers, valid for as
@@ -190,34 +434,24 @@ typedef const strata_plugin *const *(*strata_plugin_entry_fn)(size_t *count);
 extern "C" {
 #endif // __cplusplus
 
-// The library version, e.g. `"0.1.0"`: a static NUL-terminated string (never freed).
+// The library version, e.g. `"0.1.0"` (equal to the `STRATA_VERSION` macro of the header
+// it was built with): a static NUL-terminated string, never freed.
 const char *strata_version(void);
 
-// The ABI version of the header this library implements (`STRATA_ABI_VERSION`).
+// The ABI version this library implements; equal to `STRATA_ABI_VERSION` of a matching
+// header (a program may compare them at start-up).
 uint32_t strata_abi_version(void);
-
-// Copies this thread's last error message, NUL-terminated and truncated to fit, into `buf`
-// (`len` bytes). Returns the full message length in bytes (without the NUL), so a caller can
-// retry with a bigger buffer; 0 when no error has happened on this thread.
-//
-// # Safety
-// `buf` must be NULL or valid for writes of `len` bytes.
-size_t strata_last_error(char *buf, size_t len);
-
-// Writes C-Blosc2's default parameters (BloscLZ, clevel 5, typesize 8, shuffle) into `*out`.
-// Returns 0, or a negative code when `out` is NULL.
-//
-// # Safety
-// `out` must be NULL or point to writable memory for one `strata_cparams`.
-int32_t strata_cparams_default(strata_cparams *out);
 
 // Compresses `srclen` bytes at `src` into one Blosc2 chunk at `dst` (`dstlen` bytes; at
 // least `srclen + 32` always suffices). Returns the chunk size in bytes, or a negative error
-// code (see `strata_last_error`).
+// code: `STRATA_ERROR_WRITE_BUFFER` when `dst` is too small, `STRATA_ERROR_INVALID_PARAM`
+// for bad parameters (or a `cparams->size` smaller than this library's struct),
+// `STRATA_ERROR_MAX_BUFSIZE_EXCEEDED` above 2 GiB − 32 bytes, `STRATA_ERROR_CODEC_SUPPORT`
+// for an unknown codec.
 //
 // # Safety
-// `cparams` must point to a `strata_cparams`; `src` readable for `srclen` bytes; `dst`
-// writable for `dstlen` bytes and not overlapping `src`.
+// `cparams` must be NULL or point to a `strata_cparams`; `src` readable for `srclen` bytes;
+// `dst` writable for `dstlen` bytes and not overlapping `src`.
 int64_t strata_compress(const strata_cparams *cparams,
                         const uint8_t *src,
                         size_t srclen,
@@ -225,14 +459,20 @@ int64_t strata_compress(const strata_cparams *cparams,
                         size_t dstlen);
 
 // Decompresses the chunk at `src` (`srclen` bytes) into `dst` (`dstlen` bytes, at least the
-// chunk's nbytes). Returns nbytes, or a negative error code.
+// chunk's nbytes). Returns nbytes, or a negative error code: `STRATA_ERROR_WRITE_BUFFER`
+// when `dst` is too small, `STRATA_ERROR_READ_BUFFER` for a truncated chunk,
+// `STRATA_ERROR_VERSION_SUPPORT` / `STRATA_ERROR_INVALID_HEADER` for a bad header,
+// `STRATA_ERROR_DATA` for a corrupt stream, `STRATA_ERROR_CODEC_SUPPORT` /
+// `STRATA_ERROR_FILTER_PIPELINE` for an unknown codec or filter.
 //
 // # Safety
 // `src` readable for `srclen` bytes; `dst` writable for `dstlen` bytes, not overlapping `src`.
 int64_t strata_decompress(const uint8_t *src, size_t srclen, uint8_t *dst, size_t dstlen);
 
-// Copies items `[start, start + nitems)` of the chunk at `src` into `dst`, decompressing only
-// the blocks that hold them. Returns the bytes written, or a negative error code.
+// Copies items `[start, start + nitems)` (of the chunk's typesize) of the chunk at `src`
+// into `dst`, decompressing only the blocks that hold them. Returns the bytes written, or a
+// negative error code (`STRATA_ERROR_INVALID_INDEX` for items outside the chunk, and those
+// of `strata_decompress`).
 //
 // # Safety
 // `src` readable for `srclen` bytes; `dst` writable for `dstlen` bytes, not overlapping `src`.
@@ -242,6 +482,240 @@ int64_t strata_getitem(const uint8_t *src,
                        size_t nitems,
                        uint8_t *dst,
                        size_t dstlen);
+
+// Reads and validates the header of the chunk at `src` (`srclen` bytes, at least the
+// chunk's cbytes) into `*out`. Returns 0, or `STRATA_ERROR_READ_BUFFER`,
+// `STRATA_ERROR_VERSION_SUPPORT`, `STRATA_ERROR_INVALID_HEADER`.
+//
+// # Safety
+// `src` readable for `srclen` bytes; `out` NULL or writable for one `strata_chunk_info`.
+int32_t strata_chunk_get_info(const uint8_t *src, size_t srclen, strata_chunk_info *out);
+
+// Copies this thread's last error message, NUL-terminated and truncated to fit, into `buf`
+// (`len` bytes). Returns the full message length in bytes (without the NUL), so a caller can
+// retry with a bigger buffer; 0 when no call has failed on this thread. A successful call
+// does not clear the message. Never fails.
+//
+// # Safety
+// `buf` must be NULL or valid for writes of `len` bytes.
+size_t strata_last_error(char *buf, size_t len);
+
+// The macro name of error code `code` (e.g. `"STRATA_ERROR_DATA"` for −3), copied
+// NUL-terminated into `buf` (`len` bytes; `NULL, 0` asks for the length). Returns the name's
+// length without the NUL, `STRATA_ERROR_INVALID_PARAM` for a code no function returns, or
+// `STRATA_ERROR_WRITE_BUFFER` when `len` is not more than the length.
+//
+// # Safety
+// `buf` must be NULL or valid for writes of `len` bytes.
+int64_t strata_error_name(int32_t code, char *buf, size_t len);
+
+// Writes the default N-d parameters (no dimensions yet, derived partitions, C-Blosc2's
+// default cparams and dparams with their sizes set) into `*out`. Returns 0 or
+// `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `out` NULL or writable for one `strata_ndarray_params`.
+int32_t strata_ndarray_params_default(strata_ndarray_params *out);
+
+// Creates an array whose contents are undefined (read as zeros; no chunk data stored) and
+// writes its handle to `*out`.
+//
+// `urlpath` NULL keeps it in memory; otherwise a `.b2nd` file, or with `storage->sparse` a
+// sparse frame directory. `storage` NULL = defaults (no overwrite, `STRATA_SYNC_ON_CLOSE`;
+// its `chunksize` is ignored). `dtype` is a NumPy dtype string (`"<f4"`, `"<i8"`, `"|S10"`,
+// structured dtypes as python-blosc2 writes them); its item size is the typesize
+// (`params->cparams.typesize` is then ignored); NULL = `"|S<typesize>"`.
+//
+// Returns 0, or `STRATA_ERROR_INVALID_PARAM` (bad shapes, dtype or parameters),
+// `STRATA_ERROR_MAX_BUFSIZE_EXCEEDED` (a chunk over 2 GiB), `STRATA_ERROR_FILE_OPEN` (path
+// exists without overwrite, or cannot be created).
+//
+// # Safety
+// `urlpath` and `dtype` NULL or NUL-terminated; `storage` NULL or valid; `params` valid;
+// `out` NULL or writable.
+int32_t strata_ndarray_uninit(const char *urlpath,
+                              const strata_storage *storage,
+                              const strata_ndarray_params *params,
+                              const char *dtype,
+                              strata_ndarray **out);
+
+// Creates an array of zeros (special zero chunks: no data stored); as
+// `strata_ndarray_uninit`.
+//
+// # Safety
+// As `strata_ndarray_uninit`.
+int32_t strata_ndarray_zeros(const char *urlpath,
+                             const strata_storage *storage,
+                             const strata_ndarray_params *params,
+                             const char *dtype,
+                             strata_ndarray **out);
+
+// Creates an array with every item equal to `value` (`valuelen` bytes, the typesize);
+// otherwise as `strata_ndarray_uninit` (`STRATA_ERROR_INVALID_PARAM` for another length).
+//
+// # Safety
+// As `strata_ndarray_uninit`; `value` readable for `valuelen` bytes.
+int32_t strata_ndarray_full(const char *urlpath,
+                            const strata_storage *storage,
+                            const strata_ndarray_params *params,
+                            const char *dtype,
+                            const uint8_t *value,
+                            size_t valuelen,
+                            strata_ndarray **out);
+
+// Creates an array holding `src`, a C-order buffer of `prod(shape)` items (`srclen` bytes,
+// at least `prod(shape) * typesize`); chunks are compressed in parallel. Otherwise as
+// `strata_ndarray_uninit` (`STRATA_ERROR_INVALID_PARAM` for a short buffer).
+//
+// # Safety
+// As `strata_ndarray_uninit`; `src` readable for `srclen` bytes.
+int32_t strata_ndarray_from_buffer(const char *urlpath,
+                                   const strata_storage *storage,
+                                   const strata_ndarray_params *params,
+                                   const char *dtype,
+                                   const uint8_t *src,
+                                   size_t srclen,
+                                   strata_ndarray **out);
+
+// Opens the `.b2nd` file or sparse directory at `urlpath` (`mode` `STRATA_OPEN_READ` or
+// `STRATA_OPEN_READWRITE`; `sync` a `STRATA_SYNC_*` value) and writes its handle to `*out`.
+// Returns 0, or `STRATA_ERROR_FILE_OPEN`, `STRATA_ERROR_INVALID_HEADER` (not a frame),
+// `STRATA_ERROR_METALAYER_NOT_FOUND` (a frame without a `b2nd` metalayer),
+// `STRATA_ERROR_INVALID_PARAM`.
+//
+// # Safety
+// `urlpath` NULL or NUL-terminated; `out` NULL or writable.
+int32_t strata_ndarray_open(const char *urlpath, uint8_t mode, uint8_t sync, strata_ndarray **out);
+
+// Makes an in-memory array from a copy of the contiguous frame at `src` (`srclen` bytes:
+// a `.b2nd` file's bytes) and writes its handle to `*out`. Returns 0, or the errors of
+// `strata_ndarray_open`.
+//
+// # Safety
+// `src` readable for `srclen` bytes; `out` NULL or writable.
+int32_t strata_ndarray_from_cframe(const uint8_t *src, size_t srclen, strata_ndarray **out);
+
+// Copies the array as one contiguous frame (the bytes of a `.b2nd` file) into `dst`
+// (`dstlen` bytes; `NULL, 0` asks for the size). Returns the frame's length in bytes, or
+// `STRATA_ERROR_WRITE_BUFFER`.
+//
+// # Safety
+// `array` NULL or a live handle; `dst` NULL or writable for `dstlen` bytes.
+int64_t strata_ndarray_to_cframe(const strata_ndarray *array, uint8_t *dst, size_t dstlen);
+
+// Saves the array as a contiguous `.b2nd` file at `urlpath`, replacing any file there
+// (chunks copied as stored). Returns 0, or `STRATA_ERROR_FILE_OPEN` /
+// `STRATA_ERROR_FILE_WRITE`.
+//
+// # Safety
+// `array` NULL or a live handle; `urlpath` NULL or NUL-terminated.
+int32_t strata_ndarray_save(const strata_ndarray *array, const char *urlpath);
+
+// Flushes and frees the handle (freed even when the flush fails); NULL does nothing.
+// Returns 0, or `STRATA_ERROR_FILE_WRITE`.
+//
+// # Safety
+// `array` NULL or a live handle, not used again after the call.
+int32_t strata_ndarray_close(strata_ndarray *array);
+
+// Frees the handle, flushing as `strata_ndarray_close` does but ignoring a failure; NULL
+// does nothing.
+//
+// # Safety
+// `array` NULL or a live handle, not used again after the call.
+void strata_ndarray_free(strata_ndarray *array);
+
+// Writes the array's dimensions, shapes, item size and sizes into `*out`. Returns 0 or
+// `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `array` NULL or a live handle; `out` NULL or writable.
+int32_t strata_ndarray_get_info(const strata_ndarray *array, strata_ndarray_info *out);
+
+// Copies the array's NumPy dtype string NUL-terminated into `buf` (`len` bytes, at least
+// its length + 1; `NULL, 0` asks for the length). Returns the length without the NUL, or
+// `STRATA_ERROR_WRITE_BUFFER`; an array without a dtype (an old caterva array) gives
+// `"|S<typesize>"`.
+//
+// # Safety
+// `array` NULL or a live handle; `buf` NULL or writable for `len` bytes.
+int64_t strata_ndarray_dtype(const strata_ndarray *array, char *buf, size_t len);
+
+// Sets the threads this handle compresses (writes) and decompresses (reads) with; 0 = the
+// runtime's default. Returns 0 or `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `array` NULL or a live handle, not used by another thread during the call.
+int32_t strata_ndarray_set_nthreads(strata_ndarray *array,
+                                    uint32_t compress_nthreads,
+                                    uint32_t decompress_nthreads);
+
+// Copies the selection `start[d]:stop[d]:step[d]` (per dimension d < `ndim`, as Python's
+// slices: negative indices count from the end, bounds are clipped, a negative step walks
+// backwards; `step` NULL = all 1; dimensions from `ndim` on are taken whole) into `dst` as
+// a C-order array of the selection's shape, decompressing only the blocks it touches.
+// `NULL, 0` asks for the size. Returns the bytes written (`prod(selection shape) *
+// typesize`), or `STRATA_ERROR_INVALID_PARAM` (more dimensions than the array, a step of
+// 0), `STRATA_ERROR_WRITE_BUFFER`, errors of reading and decompressing.
+//
+// # Safety
+// `array` NULL or a live handle; `start`, `stop` (and `step` unless NULL) readable for
+// `ndim` values; `dst` NULL or writable for `dstlen` bytes.
+int64_t strata_ndarray_get_slice(const strata_ndarray *array,
+                                 int32_t ndim,
+                                 const int64_t *start,
+                                 const int64_t *stop,
+                                 const int64_t *step,
+                                 uint8_t *dst,
+                                 size_t dstlen);
+
+// Writes `src`, a C-order array of the selection's shape (`srclen` bytes, at least its
+// size), into the selection `start:stop:step` (as `strata_ndarray_get_slice`). Returns 0, or
+// `STRATA_ERROR_INVALID_PARAM` (a short source), `STRATA_ERROR_FILE_WRITE` (read-only),
+// errors of compressing and writing.
+//
+// # Safety
+// `array` NULL or a live handle not used elsewhere during the call; `start`, `stop` (and
+// `step` unless NULL) readable for `ndim` values; `src` readable for `srclen` bytes.
+int32_t strata_ndarray_set_slice(strata_ndarray *array,
+                                 int32_t ndim,
+                                 const int64_t *start,
+                                 const int64_t *stop,
+                                 const int64_t *step,
+                                 const uint8_t *src,
+                                 size_t srclen);
+
+// Changes the shape to `new_shape` (`ndim` values, the array's number of dimensions), at the
+// end of each dimension: items gained read as zeros. Returns 0, or
+// `STRATA_ERROR_INVALID_PARAM`, `STRATA_ERROR_FILE_WRITE`.
+//
+// # Safety
+// `array` NULL or a live handle not used elsewhere during the call; `new_shape` readable for
+// `ndim` values.
+int32_t strata_ndarray_resize(strata_ndarray *array, int32_t ndim, const int64_t *new_shape);
+
+// Writes C-Blosc2's default compression parameters (BloscLZ, clevel 5, typesize 8, shuffle
+// in filter slot 5, automatic blocksize, forward-compatible split, default threads) into
+// `*out`, with `size` set. Returns 0, or `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `out` must be NULL or point to writable memory for one `strata_cparams`.
+int32_t strata_cparams_default(strata_cparams *out);
+
+// Writes the default decompression parameters (default threads) into `*out`, with `size`
+// set. Returns 0, or `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `out` must be NULL or point to writable memory for one `strata_dparams`.
+int32_t strata_dparams_default(strata_dparams *out);
+
+// Writes the default storage settings (contiguous frame, no overwrite,
+// `STRATA_SYNC_ON_CLOSE`, recommended chunksize) into `*out`, with `size` set. Returns 0, or
+// `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `out` must be NULL or point to writable memory for one `strata_storage`.
+int32_t strata_storage_default(strata_storage *out);
 
 // Registers the codec or filter `plugin` describes in the process registry, after checking
 // its ABI version, kind, ID (no Blosc built-in ID 0–31; in 32–159 only Blosc2's name for it;
@@ -267,6 +741,388 @@ int32_t strata_register_plugin(const strata_plugin *plugin);
 // # Safety
 // `path` must be NULL or a NUL-terminated string. Loading runs the library's initialisers.
 int32_t strata_load_plugin(const char *path);
+
+// Writes the default runtime configuration (everything detected) into `*out`, with `size`
+// set. Returns 0 or `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `out` NULL or writable for one `strata_runtime_config`.
+int32_t strata_runtime_config_default(strata_runtime_config *out);
+
+// Creates the process runtime (the worker pool every call shares) from `*config`. Call it
+// before anything else that compresses or decompresses: the first such call creates the
+// runtime with the defaults. Returns 0, or `STRATA_ERROR_INVALID_PARAM` for a bad field or
+// when the runtime already exists.
+//
+// # Safety
+// `config` NULL or pointing to a `strata_runtime_config`.
+int32_t strata_runtime_configure(const strata_runtime_config *config);
+
+// Writes what the process runtime is (creating it with the defaults if no call has yet)
+// into `*out`. Returns 0 or `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `out` NULL or writable for one `strata_runtime_info`.
+int32_t strata_runtime_get_info(strata_runtime_info *out);
+
+// Sets the threads a job uses when its parameters say 0 (the caller's included; at least
+// 1), for jobs started from now on, as C-Blosc2's `blosc2_set_nthreads`. Returns 0, or
+// `STRATA_ERROR_INVALID_PARAM` when `nthreads` < 1.
+int32_t strata_runtime_set_nthreads(int32_t nthreads);
+
+// Creates an empty super-chunk and writes its handle to `*out`.
+//
+// `urlpath` NULL keeps the frame in memory; otherwise it is a contiguous frame file
+// (`.b2frame`; `.b2nd` for N-d arrays) or, with `storage->sparse`, a sparse frame directory.
+// `storage`, `cparams` and `dparams` may be NULL for the defaults (`strata_storage_default`,
+// `strata_cparams_default`, `strata_dparams_default`). The cparams are stored in the frame
+// header and compress every chunk `strata_schunk_append_buffer` / `_append_data` make.
+//
+// Returns 0, or `STRATA_ERROR_INVALID_PARAM` for bad parameters, `STRATA_ERROR_FILE_OPEN`
+// when the path exists (without `storage->overwrite`) or cannot be created,
+// `STRATA_ERROR_NULL_POINTER` when `out` is NULL.
+//
+// # Safety
+// `urlpath` NULL or NUL-terminated; each params pointer NULL or pointing to its struct;
+// `out` NULL or writable.
+int32_t strata_schunk_create(const char *urlpath,
+                             const strata_storage *storage,
+                             const strata_cparams *cparams,
+                             const strata_dparams *dparams,
+                             strata_schunk **out);
+
+// Opens the frame at `urlpath` (a file: contiguous frame; a directory: sparse frame) and
+// writes its handle to `*out`. `mode` is `STRATA_OPEN_READ`, `STRATA_OPEN_READWRITE` or
+// `STRATA_OPEN_APPEND` (appends only); `sync` a `STRATA_SYNC_*` value; `dparams` may be
+// NULL for the defaults.
+//
+// Returns 0, or `STRATA_ERROR_FILE_OPEN` when the path cannot be opened,
+// `STRATA_ERROR_INVALID_HEADER` for a malformed frame (the message names the file),
+// `STRATA_ERROR_FRAME_TYPE`, `STRATA_ERROR_INVALID_PARAM` for a bad mode or sync.
+//
+// # Safety
+// `urlpath` NULL or NUL-terminated; `dparams` NULL or valid; `out` NULL or writable.
+int32_t strata_schunk_open(const char *urlpath,
+                           uint8_t mode,
+                           uint8_t sync,
+                           const strata_dparams *dparams,
+                           strata_schunk **out);
+
+// Makes an in-memory, writable super-chunk from a copy of the contiguous frame at `src`
+// (`srclen` bytes, exactly the frame's length) and writes its handle to `*out`. Returns 0,
+// or `STRATA_ERROR_INVALID_HEADER` for a malformed frame.
+//
+// # Safety
+// `src` readable for `srclen` bytes; `out` NULL or writable.
+int32_t strata_schunk_from_cframe(const uint8_t *src, size_t srclen, strata_schunk **out);
+
+// Copies the whole super-chunk as one contiguous frame (what `strata_schunk_from_cframe`
+// and python-blosc2's `blosc2.schunk_from_cframe` read) into `dst` (`dstlen` bytes; `NULL, 0`
+// asks for the size; a sparse frame is converted each call). Returns the frame's length in
+// bytes, or `STRATA_ERROR_WRITE_BUFFER` when `dst` is too small.
+//
+// # Safety
+// `schunk` NULL or a live handle; `dst` NULL or writable for `dstlen` bytes.
+int64_t strata_schunk_to_cframe(const strata_schunk *schunk, uint8_t *dst, size_t dstlen);
+
+// Copies the super-chunk (parameters, metalayers, vlmetalayers, chunks as stored) to
+// `urlpath` (NULL: memory; `storage` as for `strata_schunk_create`, its `chunksize`
+// ignored) and writes the new handle to `*out` — e.g. a sparse frame into one file.
+// Returns 0, or the errors of `strata_schunk_create` and of reading the chunks.
+//
+// # Safety
+// `schunk` NULL or a live handle; `urlpath` NULL or NUL-terminated; `storage` NULL or
+// valid; `out` NULL or writable.
+int32_t strata_schunk_copy(const strata_schunk *schunk,
+                           const char *urlpath,
+                           const strata_storage *storage,
+                           strata_schunk **out);
+
+// Flushes written data to stable storage (per the sync policy). Returns 0, or
+// `STRATA_ERROR_FILE_WRITE` when the system fails.
+//
+// # Safety
+// `schunk` NULL or a live handle, not used by another thread during the call.
+int32_t strata_schunk_flush(strata_schunk *schunk);
+
+// Flushes and frees the handle (freed even when the flush fails); NULL does nothing.
+// Returns 0, or `STRATA_ERROR_FILE_WRITE` when the final flush fails.
+//
+// # Safety
+// `schunk` NULL or a live handle, not used again after the call.
+int32_t strata_schunk_close(strata_schunk *schunk);
+
+// Frees the handle, flushing as `strata_schunk_close` does but ignoring a failure; NULL
+// does nothing.
+//
+// # Safety
+// `schunk` NULL or a live handle, not used again after the call.
+void strata_schunk_free(strata_schunk *schunk);
+
+// Number of chunks, or `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `schunk` NULL or a live handle.
+int64_t strata_schunk_nchunks(const strata_schunk *schunk);
+
+// Uncompressed size of all chunks in bytes, or `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `schunk` NULL or a live handle.
+int64_t strata_schunk_nbytes(const strata_schunk *schunk);
+
+// Compressed size in bytes as the frame header counts it (the chunk data section; for a
+// sparse frame the chunk files), or `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `schunk` NULL or a live handle.
+int64_t strata_schunk_cbytes(const strata_schunk *schunk);
+
+// Length of the frame in bytes (of `chunks.b2frame` for a sparse frame), or
+// `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `schunk` NULL or a live handle.
+int64_t strata_schunk_frame_len(const strata_schunk *schunk);
+
+// Item size in bytes, or `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `schunk` NULL or a live handle.
+int64_t strata_schunk_typesize(const strata_schunk *schunk);
+
+// Bytes of every chunk but the last; 0 before the first chunk or for a frame with
+// variable-size chunks; or `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `schunk` NULL or a live handle.
+int64_t strata_schunk_chunksize(const strata_schunk *schunk);
+
+// Writes the super-chunk's compression parameters (the frame header's, with this handle's
+// thread count) into `*out`. Returns 0 or `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `schunk` NULL or a live handle; `out` NULL or writable.
+int32_t strata_schunk_get_cparams(const strata_schunk *schunk, strata_cparams *out);
+
+// Sets the threads this handle compresses and decompresses with (0 = the runtime's
+// default); the bytes written do not depend on them. Returns 0 or
+// `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `schunk` NULL or a live handle, not used by another thread during the call.
+int32_t strata_schunk_set_nthreads(strata_schunk *schunk,
+                                   uint32_t compress_nthreads,
+                                   uint32_t decompress_nthreads);
+
+// Compresses `srclen` bytes at `src` as one chunk with the super-chunk's cparams and
+// appends it. Every chunk but the last must hold the same number of bytes (the first
+// chunk fixes it). Returns the new number of chunks, or `STRATA_ERROR_CHUNK_APPEND` (wrong
+// size), `STRATA_ERROR_FILE_WRITE` (read-only handle or a failed write),
+// `STRATA_ERROR_MAX_BUFSIZE_EXCEEDED`.
+//
+// # Safety
+// `schunk` NULL or a live handle not used elsewhere during the call; `src` readable for
+// `srclen` bytes.
+int64_t strata_schunk_append_buffer(strata_schunk *schunk, const uint8_t *src, size_t srclen);
+
+// Cuts `srclen` bytes at `src` into chunks of the chunksize (before the first chunk: the
+// storage's `chunksize`), compresses them in parallel and appends them. Returns the new
+// number of chunks, or the errors of `strata_schunk_append_buffer`.
+//
+// # Safety
+// As `strata_schunk_append_buffer`.
+int64_t strata_schunk_append_data(strata_schunk *schunk, const uint8_t *src, size_t srclen);
+
+// Appends the compressed chunk at `chunk` (`chunklen` bytes, e.g. from `strata_compress`
+// or `strata_schunk_get_chunk`), stored as it is. Returns the new number of chunks, or the
+// errors of `strata_schunk_append_buffer` and of parsing the chunk.
+//
+// # Safety
+// `schunk` NULL or a live handle not used elsewhere during the call; `chunk` readable for
+// `chunklen` bytes.
+int64_t strata_schunk_append_chunk(strata_schunk *schunk, const uint8_t *chunk, size_t chunklen);
+
+// Inserts the compressed chunk at `chunk` before chunk `nchunk` (`nchunk == nchunks`
+// appends); a chunk inserted before the end must hold exactly the chunksize. Returns the new
+// number of chunks, or `STRATA_ERROR_INVALID_INDEX`, `STRATA_ERROR_CHUNK_INSERT`,
+// `STRATA_ERROR_FILE_WRITE` (handle not opened read-write).
+//
+// # Safety
+// As `strata_schunk_append_chunk`.
+int64_t strata_schunk_insert_chunk(strata_schunk *schunk,
+                                   int64_t nchunk,
+                                   const uint8_t *chunk,
+                                   size_t chunklen);
+
+// Replaces chunk `nchunk` by the compressed chunk at `chunk`. Returns 0, or
+// `STRATA_ERROR_INVALID_INDEX`, `STRATA_ERROR_CHUNK_UPDATE` (breaks the chunksize),
+// `STRATA_ERROR_FILE_WRITE`.
+//
+// # Safety
+// As `strata_schunk_append_chunk`.
+int32_t strata_schunk_update_chunk(strata_schunk *schunk,
+                                   int64_t nchunk,
+                                   const uint8_t *chunk,
+                                   size_t chunklen);
+
+// Compresses `srclen` bytes at `src` with the super-chunk's cparams and replaces chunk
+// `nchunk` with them. Returns 0, or the errors of `strata_schunk_update_chunk`.
+//
+// # Safety
+// As `strata_schunk_append_buffer`.
+int32_t strata_schunk_update_buffer(strata_schunk *schunk,
+                                    int64_t nchunk,
+                                    const uint8_t *src,
+                                    size_t srclen);
+
+// Removes chunk `nchunk`. Returns the new number of chunks, or
+// `STRATA_ERROR_INVALID_INDEX`, `STRATA_ERROR_FILE_WRITE`.
+//
+// # Safety
+// `schunk` NULL or a live handle not used elsewhere during the call.
+int64_t strata_schunk_delete_chunk(strata_schunk *schunk, int64_t nchunk);
+
+// Fills an empty super-chunk with `nitems` items of a special value (`STRATA_SPECIAL_ZERO`,
+// `_NAN` for typesize 4 or 8, `_UNINIT`) in chunks of `chunksize` bytes, storing no chunk
+// data. Returns the number of chunks, or `STRATA_ERROR_FRAME_SPECIAL` (not empty),
+// `STRATA_ERROR_INVALID_PARAM`.
+//
+// # Safety
+// `schunk` NULL or a live handle not used elsewhere during the call.
+int64_t strata_schunk_fill_special(strata_schunk *schunk,
+                                   int64_t nitems,
+                                   uint8_t special,
+                                   size_t chunksize);
+
+// Copies compressed chunk `nchunk`, as stored (a special chunk as the 32-byte chunk
+// C-Blosc2 builds for it), into `dst` (`dstlen` bytes; `NULL, 0` asks for the size).
+// Returns the chunk's cbytes, or `STRATA_ERROR_INVALID_INDEX`, `STRATA_ERROR_WRITE_BUFFER`,
+// `STRATA_ERROR_INVALID_HEADER` / `STRATA_ERROR_FILE_READ` for a damaged frame.
+//
+// # Safety
+// `schunk` NULL or a live handle; `dst` NULL or writable for `dstlen` bytes.
+int64_t strata_schunk_get_chunk(const strata_schunk *schunk,
+                                int64_t nchunk,
+                                uint8_t *dst,
+                                size_t dstlen);
+
+// Decompresses chunk `nchunk` into `dst` (`dstlen` bytes, at least its nbytes). Returns its
+// nbytes, or `STRATA_ERROR_INVALID_INDEX`, `STRATA_ERROR_WRITE_BUFFER`, and the errors of
+// `strata_decompress` (the message names the frame).
+//
+// # Safety
+// `schunk` NULL or a live handle; `dst` writable for `dstlen` bytes.
+int64_t strata_schunk_decompress_chunk(const strata_schunk *schunk,
+                                       int64_t nchunk,
+                                       uint8_t *dst,
+                                       size_t dstlen);
+
+// Copies items `[start, start + nitems)` (of the typesize) of chunk `nchunk` into `dst`,
+// reading and decompressing only the blocks that hold them. Returns the bytes written, or
+// `STRATA_ERROR_INVALID_INDEX`, `STRATA_ERROR_WRITE_BUFFER`, and the errors of
+// `strata_schunk_decompress_chunk`.
+//
+// # Safety
+// `schunk` NULL or a live handle; `dst` writable for `dstlen` bytes.
+int64_t strata_schunk_getitem(const strata_schunk *schunk,
+                              int64_t nchunk,
+                              int64_t start,
+                              int64_t nitems,
+                              uint8_t *dst,
+                              size_t dstlen);
+
+// Adds metalayer `name` (≤ 31 bytes) with `contentlen` bytes of `content` (python-blosc2
+// stores msgpack values); only before the first chunk. Returns 0, or
+// `STRATA_ERROR_INVALID_PARAM` (bad or taken name, 16 already, chunks present),
+// `STRATA_ERROR_FILE_WRITE`.
+//
+// # Safety
+// `schunk` NULL or a live handle not used elsewhere during the call; `name` NUL-terminated;
+// `content` readable for `contentlen` bytes.
+int32_t strata_schunk_meta_add(strata_schunk *schunk,
+                               const char *name,
+                               const uint8_t *content,
+                               size_t contentlen);
+
+// Overwrites metalayer `name` in place with `contentlen` bytes (not longer than the stored
+// content; a shorter one overwrites its first bytes, as C-Blosc2 does). Returns 0, or
+// `STRATA_ERROR_METALAYER_NOT_FOUND`, `STRATA_ERROR_INVALID_PARAM` (longer content).
+//
+// # Safety
+// As `strata_schunk_meta_add`.
+int32_t strata_schunk_meta_update(strata_schunk *schunk,
+                                  const char *name,
+                                  const uint8_t *content,
+                                  size_t contentlen);
+
+// Copies the content of metalayer `name` into `dst` (`dstlen` bytes; `NULL, 0` asks for the
+// size). Returns its length in bytes, or `STRATA_ERROR_METALAYER_NOT_FOUND`,
+// `STRATA_ERROR_WRITE_BUFFER`.
+//
+// # Safety
+// `schunk` NULL or a live handle; `name` NUL-terminated; `dst` NULL or writable for
+// `dstlen` bytes.
+int64_t strata_schunk_meta_get(const strata_schunk *schunk,
+                               const char *name,
+                               uint8_t *dst,
+                               size_t dstlen);
+
+// Number of metalayers, or `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `schunk` NULL or a live handle.
+int64_t strata_schunk_meta_count(const strata_schunk *schunk);
+
+// Copies the name of metalayer `i` (0-based, in order) NUL-terminated into `buf` (`len`
+// bytes, at least the name's length + 1; `NULL, 0` asks for the length). Returns the
+// name's length without the NUL, or `STRATA_ERROR_INVALID_INDEX`,
+// `STRATA_ERROR_WRITE_BUFFER`.
+//
+// # Safety
+// `schunk` NULL or a live handle; `buf` NULL or writable for `len` bytes.
+int64_t strata_schunk_meta_name(const strata_schunk *schunk, int64_t i, char *buf, size_t len);
+
+// Sets vlmetalayer `name` (≤ 31 bytes) to `contentlen` bytes of `content`, compressed as
+// python-blosc2 does (zstd, clevel 5), adding it or replacing its content. Returns 0, or
+// `STRATA_ERROR_INVALID_PARAM` (bad name, 16 already), `STRATA_ERROR_FILE_WRITE`.
+//
+// # Safety
+// As `strata_schunk_meta_add`.
+int32_t strata_schunk_vlmeta_set(strata_schunk *schunk,
+                                 const char *name,
+                                 const uint8_t *content,
+                                 size_t contentlen);
+
+// Copies the decompressed content of vlmetalayer `name` into `dst` (`dstlen` bytes;
+// `NULL, 0` asks for the size). Returns its length in bytes, or
+// `STRATA_ERROR_METALAYER_NOT_FOUND`, `STRATA_ERROR_WRITE_BUFFER`, decompression errors.
+//
+// # Safety
+// As `strata_schunk_meta_get`.
+int64_t strata_schunk_vlmeta_get(const strata_schunk *schunk,
+                                 const char *name,
+                                 uint8_t *dst,
+                                 size_t dstlen);
+
+// Removes vlmetalayer `name`. Returns 0, or `STRATA_ERROR_METALAYER_NOT_FOUND`,
+// `STRATA_ERROR_FILE_WRITE`.
+//
+// # Safety
+// `schunk` NULL or a live handle not used elsewhere during the call; `name` NUL-terminated.
+int32_t strata_schunk_vlmeta_delete(strata_schunk *schunk, const char *name);
+
+// Number of vlmetalayers, or `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `schunk` NULL or a live handle.
+int64_t strata_schunk_vlmeta_count(const strata_schunk *schunk);
+
+// Copies the name of vlmetalayer `i` as `strata_schunk_meta_name` does.
+//
+// # Safety
+// As `strata_schunk_meta_name`.
+int64_t strata_schunk_vlmeta_name(const strata_schunk *schunk, int64_t i, char *buf, size_t len);
 
 #ifdef __cplusplus
 }  // extern "C"

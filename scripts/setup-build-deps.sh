@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Installs what `cargo build --workspace` needs besides Rust: the ZFP plugin (plugins/zfp) builds
-# zfp with cmake, and zfp-sys generates its bindings with bindgen, which needs libclang. As root
-# it installs Debian's cmake and libclang-dev when either is missing; otherwise it says what to
-# install. Does nothing when both are there.
+# Installs what the build and the tests need besides Rust:
+#   cmake, libclang   the ZFP plugin (plugins/zfp) builds zfp with cmake, and zfp-sys generates
+#                     its bindings with bindgen, which needs libclang;
+#   gfortran          tests/fortran.rs builds and runs the Fortran module bindings/fortran.
+# As root it installs the missing ones from Debian's packages (cmake, libclang-dev, gfortran);
+# otherwise it says what to install. Does nothing when all are there.
 set -euo pipefail
 
 have_libclang() {
@@ -14,12 +16,13 @@ have_libclang() {
 missing=()
 command -v cmake > /dev/null || missing+=(cmake)
 have_libclang || missing+=(libclang-dev)
+command -v gfortran > /dev/null || missing+=(gfortran)
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup-build-deps: cmake and libclang are installed"
+  echo "setup-build-deps: cmake, libclang and gfortran are installed"
   exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
-  echo "setup-build-deps: install ${missing[*]} (needed to build plugins/zfp)" >&2
+  echo "setup-build-deps: install ${missing[*]} (cmake, libclang-dev: plugins/zfp; gfortran: bindings/fortran)" >&2
   exit 1
 fi
 apt-get update -qq

@@ -2,8 +2,9 @@
 # All of Strata's tests, the one test command (CI runs it through .ci/run):
 #   1. .venv from the pinned tests/interop/requirements.txt (scripts/setup-venv.sh; as root it
 #      installs Debian's python3-venv if Python lacks venv)
-#   2. cmake and libclang for the ZFP plugin (scripts/setup-build-deps.sh; Debian's packages, as
-#      root), cbindgen (pinned; tests/ffi_c.rs regenerates include/strata.h with it), then
+#   2. cmake and libclang for the ZFP plugin and gfortran for bindings/fortran
+#      (scripts/setup-build-deps.sh; Debian's packages, as root), cbindgen (pinned;
+#      tests/ffi_c.rs regenerates include/strata.h with it), then
 #      cargo build --release --workspace
 #   3. the real climate grids into data/ (scripts/fetch-data.sh, Debian's ferret-datasets; the
 #      .npy files made by the release strata, checked against pinned SHA-256), then

@@ -4,51 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// target/<profile>/ of this test, with libstrata.a and libstrata.so built there: `cargo test`
-/// builds only the rlib.
-fn lib_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps");
-    let mut cargo = Command::new(env!("CARGO"));
-    cargo
-        .current_dir(root())
-        .args(["build", "--quiet", "-p", "strata", "--lib"]);
-    if dir.file_name().and_then(|n| n.to_str()) == Some("release") {
-        cargo.arg("--release");
-    }
-    assert!(
-        cargo.status().expect("cargo").success(),
-        "building libstrata failed"
-    );
-    dir.to_path_buf()
-}
-
-/// A fresh scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("strata-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Runs `cmd`, panicking with its output when it fails; returns its stdout.
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+#[path = "clib/mod.rs"]
+mod clib;
+use clib::{header_defines, lib_dir, root, run, scratch};
 
 #[test]
 fn header_is_generated_from_the_source() {
@@ -73,15 +31,93 @@ fn header_is_generated_from_the_source() {
     assert!(fresh == committed, "include/strata.h is stale: run cbindgen --config cbindgen.toml --crate strata --output include/strata.h");
 }
 
+/// One error of every variant the library has (tests in `src/ffi/error.rs` make sure none is
+/// missing from the code table when a variant is added).
+fn one_error_of_each_kind() -> Vec<strata::Error> {
+    use strata::error::IoOp;
+    use strata::Error as E;
+    let s = String::new;
+    let mut all = vec![
+        E::Truncated {
+            what: "",
+            needed: 0,
+            available: 0,
+        },
+        E::DestinationTooSmall {
+            needed: 0,
+            available: 0,
+        },
+        E::InvalidHeader(s()),
+        E::VersionSupport { version: 0 },
+        E::UnknownCodec { id: 0 },
+        E::UnknownFilter { id: 0 },
+        E::CodecParam(s()),
+        E::CodecDict(s()),
+        E::Filter {
+            id: 0,
+            message: s(),
+        },
+        E::Data(s()),
+        E::RunLength(s()),
+        E::InvalidParam(s()),
+        E::InvalidIndex(s()),
+        E::MaxBufsizeExceeded { size: 0, limit: 0 },
+        E::MemoryAlloc(0),
+        E::Frame {
+            path: s(),
+            what: s(),
+        },
+        E::FrameType {
+            path: s(),
+            expected: "",
+            found: 0,
+        },
+        E::ChunkAppend(s()),
+        E::ChunkInsert(s()),
+        E::ChunkUpdate(s()),
+        E::MetalayerNotFound { name: s() },
+        E::FrameSpecial(s()),
+        E::PluginPanic { id: 0 },
+        E::CodecNotFound {
+            id: 0,
+            searched: s(),
+        },
+        E::FilterNotFound {
+            id: 0,
+            searched: s(),
+        },
+        E::PluginLoad {
+            source_name: s(),
+            message: s(),
+        },
+    ];
+    for op in [
+        IoOp::Open,
+        IoOp::Read,
+        IoOp::Write,
+        IoOp::Sync,
+        IoOp::Truncate,
+        IoOp::Remove,
+    ] {
+        all.push(E::Io {
+            path: s(),
+            op,
+            message: s(),
+        });
+    }
+    all
+}
+
 #[test]
 fn header_macros_match_the_library() {
-    let h = std::fs::read_to_string(root().join("include/strata.h")).unwrap();
+    let defines = header_defines();
     let define = |name: &str| -> String {
-        h.lines()
-            .find_map(|l| l.strip_prefix(&format!("#define {name} ")))
+        defines
+            .iter()
+            .find(|(n, _)| n == name)
             .unwrap_or_else(|| panic!("{name} missing from strata.h"))
-            .trim()
-            .to_string()
+            .1
+            .clone()
     };
     let version = env!("CARGO_PKG_VERSION");
     assert_eq!(define("STRATA_VERSION"), format!("\"{version}\""));
@@ -109,88 +145,220 @@ fn header_macros_match_the_library() {
         define("STRATA_ERROR_NULL_POINTER"),
         strata::ffi::STRATA_ERROR_NULL_POINTER.to_string()
     );
-    let cases = [
-        (
-            "STRATA_ERROR_READ_BUFFER",
-            strata::Error::Truncated {
-                what: "",
-                needed: 0,
-                available: 0,
-            },
-        ),
-        (
-            "STRATA_ERROR_WRITE_BUFFER",
-            strata::Error::DestinationTooSmall {
-                needed: 0,
-                available: 0,
-            },
-        ),
-        (
-            "STRATA_ERROR_CODEC_SUPPORT",
-            strata::Error::UnknownCodec { id: 0 },
-        ),
-        (
-            "STRATA_ERROR_VERSION_SUPPORT",
-            strata::Error::VersionSupport { version: 0 },
-        ),
-        (
-            "STRATA_ERROR_INVALID_HEADER",
-            strata::Error::InvalidHeader(String::new()),
-        ),
-        (
-            "STRATA_ERROR_FILTER_PIPELINE",
-            strata::Error::UnknownFilter { id: 0 },
-        ),
-        (
-            "STRATA_ERROR_INVALID_INDEX",
-            strata::Error::InvalidIndex(String::new()),
-        ),
-    ];
-    for (name, err) in cases {
-        assert_eq!(define(name), err.code().to_string(), "{name}");
+
+    // Every code an error can have is a macro...
+    let errors: Vec<(String, i32)> = defines
+        .iter()
+        .filter(|(n, _)| n.starts_with("STRATA_ERROR_"))
+        .map(|(n, v)| (n.clone(), v.parse().unwrap_or_else(|_| panic!("{n} = {v}"))))
+        .collect();
+    for e in one_error_of_each_kind() {
+        assert!(
+            errors.iter().any(|(_, c)| *c == e.code()),
+            "{e:?} returns {} which strata.h does not define",
+            e.code()
+        );
     }
+    // ...and every macro is the code strata_error_name names after it.
+    for (name, code) in &errors {
+        let mut buf = [0u8; 64];
+        // SAFETY: a 64-byte buffer.
+        let n =
+            unsafe { strata::ffi::error::strata_error_name(*code, buf.as_mut_ptr().cast(), 64) };
+        let n = usize::try_from(n).unwrap_or_else(|_| panic!("{name}: strata_error_name failed"));
+        assert_eq!(std::str::from_utf8(&buf[..n]).unwrap(), name);
+        assert_eq!(buf[n], 0);
+    }
+    let not_a_code = strata::Error::InvalidParam(String::new()).code();
+    // SAFETY: NULL, 0 is a size query.
+    let rc = unsafe { strata::ffi::error::strata_error_name(-9999, std::ptr::null_mut(), 0) };
+    assert_eq!(rc, i64::from(not_a_code));
+
+    use strata::ffi::{chunk as c, params as p, schunk as s};
+    for (name, value) in [
+        ("STRATA_SYNC_NONE", p::STRATA_SYNC_NONE),
+        ("STRATA_SYNC_ON_CLOSE", p::STRATA_SYNC_ON_CLOSE),
+        ("STRATA_SYNC_EVERY_WRITE", p::STRATA_SYNC_EVERY_WRITE),
+        ("STRATA_OPEN_READ", s::STRATA_OPEN_READ),
+        ("STRATA_OPEN_READWRITE", s::STRATA_OPEN_READWRITE),
+        ("STRATA_OPEN_APPEND", s::STRATA_OPEN_APPEND),
+        ("STRATA_SPECIAL_NONE", c::STRATA_SPECIAL_NONE),
+        ("STRATA_SPECIAL_ZERO", c::STRATA_SPECIAL_ZERO),
+        ("STRATA_SPECIAL_NAN", c::STRATA_SPECIAL_NAN),
+        ("STRATA_SPECIAL_VALUE", c::STRATA_SPECIAL_VALUE),
+        ("STRATA_SPECIAL_UNINIT", c::STRATA_SPECIAL_UNINIT),
+    ] {
+        assert_eq!(define(name), value.to_string(), "{name}");
+    }
+    assert_eq!(
+        define("STRATA_MAX_DIM"),
+        strata::format::b2nd::MAX_DIM.to_string()
+    );
 }
+
+/// The programs in c-examples/.
+fn c_examples() -> Vec<PathBuf> {
+    let mut all: Vec<PathBuf> = std::fs::read_dir(root().join("c-examples"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("c"))
+        .collect();
+    all.sort();
+    assert!(all.len() >= 6, "C examples missing: {all:?}");
+    all
+}
+
+/// Compiles `src` with `compiler` and `flags` against libstrata.a into `exe`.
+fn build_c(compiler: &str, flags: &[&str], src: &Path, exe: &Path) {
+    let lib = lib_dir().join("libstrata.a");
+    assert!(lib.exists(), "{} not built", lib.display());
+    let out = Command::new(compiler)
+        .args(flags)
+        .arg("-I")
+        .arg(root().join("include"))
+        .arg(src)
+        .arg(&lib)
+        .args(["-lm", "-lpthread", "-ldl", "-o"])
+        .arg(exe)
+        .output()
+        .unwrap_or_else(|e| panic!("{compiler}: {e}"));
+    assert!(
+        out.status.success(),
+        "{compiler} {}: {}",
+        src.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs an example as `exe <scratch dir> <data dir>`; checks it ends with "ok" and returns
+/// its stdout and stderr.
+fn run_example(exe: &Path, dir: &Path, env: &[(&str, String)]) -> (String, String) {
+    let out = Command::new(exe)
+        .arg(dir)
+        .arg(root().join("data"))
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(
+        out.status.success() && stdout.ends_with("ok\n"),
+        "{} failed ({}):\n{stdout}\n{stderr}",
+        exe.display(),
+        out.status
+    );
+    (stdout, stderr)
+}
+
+const C_FLAGS: &[&str] = &["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"];
 
 #[test]
 fn c_examples_build_and_run() {
-    let lib = lib_dir().join("libstrata.a");
-    assert!(lib.exists(), "{} not built", lib.display());
-    let out_dir = scratch("c-examples");
-    let mut ran = 0;
-    for entry in std::fs::read_dir(root().join("c-examples")).unwrap() {
-        let src = entry.unwrap().path();
-        if src.extension().and_then(|e| e.to_str()) != Some("c") {
-            continue;
-        }
-        let exe = out_dir.join(src.file_stem().unwrap());
-        let cc = Command::new("cc")
-            .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I"])
-            .arg(root().join("include"))
-            .arg(&src)
-            .arg(&lib)
-            .args(["-lm", "-lpthread", "-ldl", "-o"])
-            .arg(&exe)
-            .output()
-            .expect("a C compiler (cc)");
-        assert!(
-            cc.status.success(),
-            "{}: {}",
-            src.display(),
-            String::from_utf8_lossy(&cc.stderr)
-        );
-        let run = Command::new(&exe).output().unwrap();
-        assert!(
-            run.status.success(),
-            "{} failed:\n{}\n{}",
-            src.display(),
-            String::from_utf8_lossy(&run.stdout),
-            String::from_utf8_lossy(&run.stderr)
-        );
-        assert!(String::from_utf8_lossy(&run.stdout).ends_with("ok\n"));
-        ran += 1;
+    let dir = scratch("c-examples");
+    for src in c_examples() {
+        let exe = dir.join(src.file_stem().unwrap());
+        build_c("cc", C_FLAGS, &src, &exe);
+        run_example(&exe, &dir, &[]);
     }
-    let _ = std::fs::remove_dir_all(&out_dir);
-    assert!(ran >= 1, "no C example found");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_c_example_builds_and_runs_as_cpp() {
+    let dir = scratch("c-examples-cpp");
+    let exe = dir.join("frame-cpp");
+    let flags = [
+        "-std=c++17",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        "-pedantic",
+        "-x",
+        "c++",
+    ];
+    // `-x c++` applies to the files after it: the source, not the archive.
+    let lib = lib_dir().join("libstrata.a");
+    let out = Command::new("g++")
+        .arg("-I")
+        .arg(root().join("include"))
+        .args(flags)
+        .arg(root().join("c-examples/frame.c"))
+        .args(["-x", "none"])
+        .arg(&lib)
+        .args(["-lm", "-lpthread", "-ldl", "-o"])
+        .arg(&exe)
+        .output()
+        .expect("g++");
+    assert!(
+        out.status.success(),
+        "g++: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    run_example(&exe, &dir, &[]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Environment for a run under AddressSanitizer with LeakSanitizer on.
+fn asan_env() -> [(&'static str, String); 1] {
+    [("ASAN_OPTIONS", "detect_leaks=1:exitcode=23".to_string())]
+}
+
+const ASAN_FLAGS: &[&str] = &["-g", "-fsanitize=address", "-fno-omit-frame-pointer"];
+
+#[test]
+fn c_examples_are_clean_under_address_sanitizer() {
+    // Every example again, built with AddressSanitizer (LeakSanitizer included) against the
+    // same libstrata.a: out-of-bounds access, use after free, and handles or buffers still
+    // allocated at exit, in the examples or in the library, make the run fail. No
+    // suppression is needed: what the library keeps for the whole process (the runtime, the
+    // registry, thread-local error messages) stays reachable, which LeakSanitizer accepts.
+    let dir = scratch("c-examples-asan");
+    let flags: Vec<&str> = C_FLAGS.iter().chain(ASAN_FLAGS).copied().collect();
+    for src in c_examples() {
+        let exe = dir.join(src.file_stem().unwrap());
+        build_c("cc", &flags, &src, &exe);
+        let (_, stderr) = run_example(&exe, &dir, &asan_env());
+        assert!(
+            !stderr.contains("Sanitizer"),
+            "{}: AddressSanitizer reported:\n{stderr}",
+            src.display()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn address_sanitizer_sees_a_leaked_handle() {
+    // The check above can fail: a program that never frees its super-chunk is caught.
+    let dir = scratch("asan-leak");
+    let src = dir.join("leak.c");
+    std::fs::write(
+        &src,
+        "#include \"strata.h\"\n\
+         static int leak(void) {\n\
+           strata_schunk *s = 0;\n\
+           if (strata_schunk_create(0, 0, 0, 0, &s) != 0) return 1;\n\
+           int64_t n = strata_schunk_append_buffer(s, (const uint8_t *)\"abcdefgh\", 8);\n\
+           s = 0; /* the only pointer to the handle is gone */\n\
+           return n == 1 ? 0 : 1;\n\
+         }\n\
+         int main(void) { return leak(); }\n",
+    )
+    .unwrap();
+    let exe = dir.join("leak");
+    let flags: Vec<&str> = C_FLAGS.iter().chain(ASAN_FLAGS).copied().collect();
+    build_c("cc", &flags, &src, &exe);
+    let out = Command::new(&exe).envs(asan_env()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(23), "{stderr}");
+    assert!(
+        stderr.contains("LeakSanitizer: detected memory leaks"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("strata::ffi::schunk"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -199,8 +367,14 @@ fn only_strata_symbols_are_exported() {
     // their own LZ4 and Zstd: nothing but strata_* may leak out of the shared library.
     let so = lib_dir().join("libstrata.so");
     let nm = run(Command::new("nm").args(["-D", "--defined-only"]).arg(&so));
-    let names: Vec<&str> = nm.lines().filter_map(|l| l.split_whitespace().nth(2)).collect();
-    assert!(names.contains(&"strata_compress"), "nm found no strata_compress:\n{nm}");
+    let names: Vec<&str> = nm
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .collect();
+    assert!(
+        names.contains(&"strata_compress"),
+        "nm found no strata_compress:\n{nm}"
+    );
     let foreign: Vec<&&str> = names.iter().filter(|n| !n.starts_with("strata_")).collect();
     assert!(foreign.is_empty(), "exported beyond strata_*: {foreign:?}");
     let soname = run(Command::new("readelf").arg("-d").arg(&so));
@@ -230,7 +404,10 @@ fn make_install_gives_a_pkg_config_package() {
         "include/strata.h",
         "lib/pkgconfig/strata.pc",
     ] {
-        assert!(prefix.join(file).exists(), "make install did not create {file}");
+        assert!(
+            prefix.join(file).exists(),
+            "make install did not create {file}"
+        );
     }
     assert!(prefix.join("lib/strata/plugins").is_dir());
     let pkg_config = |args: &[&str]| {
@@ -239,7 +416,10 @@ fn make_install_gives_a_pkg_config_package() {
             .arg("strata")
             .env("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig")))
     };
-    assert_eq!(pkg_config(&["--modversion"]).trim(), env!("CARGO_PKG_VERSION"));
+    assert_eq!(
+        pkg_config(&["--modversion"]).trim(),
+        env!("CARGO_PKG_VERSION")
+    );
     let flags = format!("{} {}", pkg_config(&["--cflags"]), pkg_config(&["--libs"]));
     let exe = dir.join("compress");
     run(Command::new("cc")

@@ -1,110 +1,93 @@
-//! C functions for single chunks: compress, decompress, getitem.
+//! C functions for single chunks: compress, decompress, getitem, and the header's fields.
+//!
+//! Format: C-Blosc2 `README_CHUNK_FORMAT.rst` (`blosc2_compress`, `blosc2_decompress`,
+//! `blosc2_getitem`, `blosc2_cbuffer_sizes`).
 
 #![allow(unsafe_code)]
 
-use super::{boundary, fail, null_pointer, slice_in, slice_out};
-use crate::chunk::{self, CParams, SplitMode};
-use crate::format::chunk::MAX_FILTERS;
+use super::params::strata_cparams;
+use super::{arg_mut, arg_ref, call, call_status, count, slice_in, slice_out};
+use crate::chunk;
+use crate::format::chunk::{ChunkHeader, SpecialType};
 
-/// Compression parameters for one chunk, as C-Blosc2's `blosc2_cparams`.
-///
-/// `size` carries `sizeof(strata_cparams)` as the caller compiled it, so that later versions
-/// can add fields at the end and still tell old callers apart. Fill the struct with
-/// `strata_cparams_default` and change what you need.
+/// `strata_chunk_info.special`: a regular chunk.
+pub const STRATA_SPECIAL_NONE: u8 = SpecialType::None as u8;
+/// All bytes zero.
+pub const STRATA_SPECIAL_ZERO: u8 = SpecialType::Zero as u8;
+/// Every item a NaN (typesize 4 or 8).
+pub const STRATA_SPECIAL_NAN: u8 = SpecialType::Nan as u8;
+/// One item, repeated.
+pub const STRATA_SPECIAL_VALUE: u8 = SpecialType::Value as u8;
+/// Contents undefined (read as zeros).
+pub const STRATA_SPECIAL_UNINIT: u8 = SpecialType::Uninit as u8;
+
+/// The header fields of a chunk (`strata_chunk_get_info`). Sizes in bytes.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct strata_cparams {
-    /// `sizeof(strata_cparams)` as the caller compiled it.
-    pub size: usize,
-    /// Codec ID: 0 blosclz, 1 lz4, 2 lz4hc, 4 zlib, 5 zstd.
+pub struct strata_chunk_info {
+    /// Format version (2 Blosc1, 5 Blosc2, 6 variable-length blocks).
+    pub version: u8,
+    /// Codec format version.
+    pub versionlz: u8,
+    /// Flags byte (byte 2 of the header).
+    pub flags: u8,
+    /// Codec ID.
     pub codec: u8,
     /// Codec meta byte.
     pub codec_meta: u8,
-    /// Compression level 0–9 (0 stores raw).
-    pub clevel: u8,
-    /// Split mode: 1 always, 2 never, 3 auto, 4 forward-compatible (default).
-    pub splitmode: u8,
-    /// Item size in bytes.
-    pub typesize: u32,
-    /// Block size in bytes; 0 = automatic (as C-Blosc2).
-    pub blocksize: u32,
-    /// Filter IDs, slot 0 applied first.
+    /// Special-value kind: `STRATA_SPECIAL_NONE`, `_ZERO`, `_NAN`, `_VALUE`, `_UNINIT`.
+    pub special: u8,
+    /// Header length: 16 (Blosc1) or 32 bytes.
+    pub header_len: u8,
+    /// `blosc2_flags` (byte 31).
+    pub blosc2_flags: u8,
+    /// Item size in bytes as stored (1–255).
+    pub typesize: i32,
+    /// Uncompressed size in bytes.
+    pub nbytes: i32,
+    /// Block size in bytes.
+    pub blocksize: i32,
+    /// Compressed size in bytes, header included.
+    pub cbytes: i32,
+    /// Filter IDs, slot 0 applied first when compressing.
     pub filters: [u8; 6],
     /// Filter meta bytes.
     pub filters_meta: [u8; 6],
-    /// Non-zero to train and store a zstd dictionary.
-    pub use_dict: u8,
-    /// Threads that may compress blocks at once (the caller's included); 0 = the default.
-    pub nthreads: u32,
 }
 
-impl From<&CParams> for strata_cparams {
-    fn from(p: &CParams) -> Self {
-        strata_cparams {
-            size: std::mem::size_of::<strata_cparams>(),
-            codec: p.codec,
-            codec_meta: p.codec_meta,
-            clevel: p.clevel,
-            splitmode: p.splitmode as u8,
-            typesize: u32::try_from(p.typesize).unwrap_or(u32::MAX),
-            blocksize: u32::try_from(p.blocksize).unwrap_or(u32::MAX),
-            filters: p.filters,
-            filters_meta: p.filters_meta,
-            use_dict: u8::from(p.use_dict),
-            nthreads: u32::try_from(p.nthreads).unwrap_or(u32::MAX),
+impl From<&ChunkHeader> for strata_chunk_info {
+    fn from(h: &ChunkHeader) -> Self {
+        // Header fields come from 32-bit fields validated by the parser.
+        let i = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
+        strata_chunk_info {
+            version: h.version,
+            versionlz: h.versionlz,
+            flags: h.flags,
+            codec: h.compcode,
+            codec_meta: h.compcode_meta,
+            special: h.special as u8,
+            header_len: u8::try_from(h.header_len).unwrap_or(u8::MAX),
+            blosc2_flags: h.blosc2_flags,
+            typesize: i(h.typesize),
+            nbytes: i(h.nbytes),
+            blocksize: i(h.blocksize),
+            cbytes: i(h.cbytes),
+            filters: h.filters,
+            filters_meta: h.filters_meta,
         }
     }
-}
-
-impl strata_cparams {
-    fn to_cparams(self) -> crate::Result<CParams> {
-        if self.size < std::mem::size_of::<strata_cparams>() {
-            return Err(crate::Error::InvalidParam(format!(
-                "strata_cparams.size is {}, this library needs {}",
-                self.size,
-                std::mem::size_of::<strata_cparams>()
-            )));
-        }
-        let mut filters = [0u8; MAX_FILTERS];
-        filters.copy_from_slice(&self.filters);
-        Ok(CParams {
-            codec: self.codec,
-            codec_meta: self.codec_meta,
-            clevel: self.clevel,
-            typesize: self.typesize as usize,
-            blocksize: self.blocksize as usize,
-            splitmode: SplitMode::from_code(self.splitmode)?,
-            filters,
-            filters_meta: self.filters_meta,
-            use_dict: self.use_dict != 0,
-            nthreads: self.nthreads as usize,
-            nd: None,
-        })
-    }
-}
-
-/// Writes C-Blosc2's default parameters (BloscLZ, clevel 5, typesize 8, shuffle) into `*out`.
-/// Returns 0, or a negative code when `out` is NULL.
-///
-/// # Safety
-/// `out` must be NULL or point to writable memory for one `strata_cparams`.
-#[no_mangle]
-pub unsafe extern "C" fn strata_cparams_default(out: *mut strata_cparams) -> i32 {
-    if out.is_null() {
-        return null_pointer("out") as i32;
-    }
-    // SAFETY: non-null, and the caller guarantees room for one struct.
-    unsafe { out.write(strata_cparams::from(&CParams::default())) };
-    0
 }
 
 /// Compresses `srclen` bytes at `src` into one Blosc2 chunk at `dst` (`dstlen` bytes; at
 /// least `srclen + 32` always suffices). Returns the chunk size in bytes, or a negative error
-/// code (see `strata_last_error`).
+/// code: `STRATA_ERROR_WRITE_BUFFER` when `dst` is too small, `STRATA_ERROR_INVALID_PARAM`
+/// for bad parameters (or a `cparams->size` smaller than this library's struct),
+/// `STRATA_ERROR_MAX_BUFSIZE_EXCEEDED` above 2 GiB − 32 bytes, `STRATA_ERROR_CODEC_SUPPORT`
+/// for an unknown codec.
 ///
 /// # Safety
-/// `cparams` must point to a `strata_cparams`; `src` readable for `srclen` bytes; `dst`
-/// writable for `dstlen` bytes and not overlapping `src`.
+/// `cparams` must be NULL or point to a `strata_cparams`; `src` readable for `srclen` bytes;
+/// `dst` writable for `dstlen` bytes and not overlapping `src`.
 #[no_mangle]
 pub unsafe extern "C" fn strata_compress(
     cparams: *const strata_cparams,
@@ -113,30 +96,25 @@ pub unsafe extern "C" fn strata_compress(
     dst: *mut u8,
     dstlen: usize,
 ) -> i64 {
-    boundary(|| {
-        if cparams.is_null() {
-            return null_pointer("cparams");
-        }
-        // SAFETY: non-null; the caller guarantees it points to a strata_cparams.
-        let params = unsafe { *cparams };
-        // SAFETY: the caller guarantees the buffers' lengths.
-        let (Some(src), Some(dst)) = (unsafe { slice_in(src, srclen) }, unsafe {
-            slice_out(dst, dstlen)
-        }) else {
-            return null_pointer("src or dst");
+    call(|| {
+        // SAFETY: the caller guarantees the pointers and lengths.
+        let (params, src, dst) = unsafe {
+            (
+                arg_ref(cparams, "cparams")?,
+                slice_in(src, srclen, "src")?,
+                slice_out(dst, dstlen, "dst")?,
+            )
         };
-        match params
-            .to_cparams()
-            .and_then(|p| chunk::compress(&p, src, dst))
-        {
-            Ok(n) => n as i64,
-            Err(e) => i64::from(fail(&e)),
-        }
+        Ok(count(chunk::compress(&params.to_cparams()?, src, dst)?))
     })
 }
 
 /// Decompresses the chunk at `src` (`srclen` bytes) into `dst` (`dstlen` bytes, at least the
-/// chunk's nbytes). Returns nbytes, or a negative error code.
+/// chunk's nbytes). Returns nbytes, or a negative error code: `STRATA_ERROR_WRITE_BUFFER`
+/// when `dst` is too small, `STRATA_ERROR_READ_BUFFER` for a truncated chunk,
+/// `STRATA_ERROR_VERSION_SUPPORT` / `STRATA_ERROR_INVALID_HEADER` for a bad header,
+/// `STRATA_ERROR_DATA` for a corrupt stream, `STRATA_ERROR_CODEC_SUPPORT` /
+/// `STRATA_ERROR_FILTER_PIPELINE` for an unknown codec or filter.
 ///
 /// # Safety
 /// `src` readable for `srclen` bytes; `dst` writable for `dstlen` bytes, not overlapping `src`.
@@ -147,22 +125,22 @@ pub unsafe extern "C" fn strata_decompress(
     dst: *mut u8,
     dstlen: usize,
 ) -> i64 {
-    boundary(|| {
+    call(|| {
         // SAFETY: the caller guarantees the buffers' lengths.
-        let (Some(src), Some(dst)) = (unsafe { slice_in(src, srclen) }, unsafe {
-            slice_out(dst, dstlen)
-        }) else {
-            return null_pointer("src or dst");
+        let (src, dst) = unsafe {
+            (
+                slice_in(src, srclen, "src")?,
+                slice_out(dst, dstlen, "dst")?,
+            )
         };
-        match chunk::decompress(src, dst) {
-            Ok(n) => n as i64,
-            Err(e) => i64::from(fail(&e)),
-        }
+        Ok(count(chunk::decompress(src, dst)?))
     })
 }
 
-/// Copies items `[start, start + nitems)` of the chunk at `src` into `dst`, decompressing only
-/// the blocks that hold them. Returns the bytes written, or a negative error code.
+/// Copies items `[start, start + nitems)` (of the chunk's typesize) of the chunk at `src`
+/// into `dst`, decompressing only the blocks that hold them. Returns the bytes written, or a
+/// negative error code (`STRATA_ERROR_INVALID_INDEX` for items outside the chunk, and those
+/// of `strata_decompress`).
 ///
 /// # Safety
 /// `src` readable for `srclen` bytes; `dst` writable for `dstlen` bytes, not overlapping `src`.
@@ -175,16 +153,34 @@ pub unsafe extern "C" fn strata_getitem(
     dst: *mut u8,
     dstlen: usize,
 ) -> i64 {
-    boundary(|| {
+    call(|| {
         // SAFETY: the caller guarantees the buffers' lengths.
-        let (Some(src), Some(dst)) = (unsafe { slice_in(src, srclen) }, unsafe {
-            slice_out(dst, dstlen)
-        }) else {
-            return null_pointer("src or dst");
+        let (src, dst) = unsafe {
+            (
+                slice_in(src, srclen, "src")?,
+                slice_out(dst, dstlen, "dst")?,
+            )
         };
-        match chunk::getitem(src, start, nitems, dst) {
-            Ok(n) => n as i64,
-            Err(e) => i64::from(fail(&e)),
-        }
+        Ok(count(chunk::getitem(src, start, nitems, dst)?))
+    })
+}
+
+/// Reads and validates the header of the chunk at `src` (`srclen` bytes, at least the
+/// chunk's cbytes) into `*out`. Returns 0, or `STRATA_ERROR_READ_BUFFER`,
+/// `STRATA_ERROR_VERSION_SUPPORT`, `STRATA_ERROR_INVALID_HEADER`.
+///
+/// # Safety
+/// `src` readable for `srclen` bytes; `out` NULL or writable for one `strata_chunk_info`.
+#[no_mangle]
+pub unsafe extern "C" fn strata_chunk_get_info(
+    src: *const u8,
+    srclen: usize,
+    out: *mut strata_chunk_info,
+) -> i32 {
+    call_status(|| {
+        // SAFETY: the caller guarantees the pointers.
+        let (src, out) = unsafe { (slice_in(src, srclen, "src")?, arg_mut(out, "out")?) };
+        *out = strata_chunk_info::from(&ChunkHeader::parse(src)?);
+        Ok(())
     })
 }

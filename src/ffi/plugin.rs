@@ -6,9 +6,9 @@
 
 #![allow(unsafe_code)]
 
-use super::{boundary, fail, null_pointer};
+use super::{call, call_status, count, str_in};
 use crate::registry::Registry;
-use std::ffi::{c_char, CStr};
+use std::ffi::c_char;
 use strata_plugin_api::PluginDescriptor;
 
 /// Registers the codec or filter `plugin` describes in the process registry, after checking
@@ -23,16 +23,14 @@ use strata_plugin_api::PluginDescriptor;
 /// the plugin ABI.
 #[no_mangle]
 pub unsafe extern "C" fn strata_register_plugin(plugin: *const PluginDescriptor) -> i32 {
-    boundary(|| {
+    call_status(|| {
         if plugin.is_null() {
-            return null_pointer("plugin");
+            return Err(super::Fail::Null("plugin"));
         }
         // SAFETY: the caller's guarantee, forwarded.
-        match unsafe { Registry::global().register_descriptor(plugin) } {
-            Ok(_) => 0,
-            Err(e) => i64::from(fail(&e)),
-        }
-    }) as i32
+        unsafe { Registry::global().register_descriptor(plugin) }?;
+        Ok(())
+    })
 }
 
 /// Loads the plugin library at `path` (a NUL-terminated file name) and registers every codec
@@ -48,20 +46,9 @@ pub unsafe extern "C" fn strata_register_plugin(plugin: *const PluginDescriptor)
 /// `path` must be NULL or a NUL-terminated string. Loading runs the library's initialisers.
 #[no_mangle]
 pub unsafe extern "C" fn strata_load_plugin(path: *const c_char) -> i32 {
-    boundary(|| {
-        if path.is_null() {
-            return null_pointer("path");
-        }
-        // SAFETY: non-NULL and NUL-terminated by the caller's guarantee.
-        let path = unsafe { CStr::from_ptr(path) };
-        let Ok(path) = path.to_str() else {
-            return i64::from(fail(&crate::Error::InvalidParam(
-                "the plugin path is not UTF-8".into(),
-            )));
-        };
-        match Registry::global().load_plugin(path) {
-            Ok(registered) => i64::try_from(registered.len()).unwrap_or(i64::MAX),
-            Err(e) => i64::from(fail(&e)),
-        }
+    call(|| {
+        // SAFETY: NULL or NUL-terminated by the caller's guarantee.
+        let path = unsafe { str_in(path, "path") }?;
+        Ok(count(Registry::global().load_plugin(path)?.len()))
     }) as i32
 }

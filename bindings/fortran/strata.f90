@@ -1,0 +1,670 @@
+! Fortran 2008 interface to Strata's C API (include/strata.h), on ISO_C_BINDING.
+!
+! One BIND(C) interface per C function, scalars by VALUE, buffers as TYPE(C_PTR) (pass
+! C_LOC of a contiguous TARGET array) followed by their length in bytes, strings as
+! NUL-terminated CHARACTER(KIND=C_CHAR) (use strata_cstr). Return values and error codes are
+! the C ones: negative = a STRATA_ERROR_* code, and strata_error_message() tells what failed.
+!
+! Shapes: b2nd arrays are C order (last dimension fastest); a Fortran array is column-major
+! (first dimension fastest). The same bytes are a Fortran array A(n1, n2, ..., nk) and a C
+! array of shape (nk, ..., n2, n1): pass shapes, starts and stops reversed, 0-based. See
+! README.md.
+!
+! Build: gfortran -std=f2008 -c strata.f90; link programs with libstrata.a -lm -lpthread -ldl.
+module strata
+  use, intrinsic :: iso_c_binding
+  implicit none
+  private
+
+  ! Error codes (the STRATA_ERROR_* macros of strata.h; tests/fortran.rs checks they agree).
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_DATA = -3
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_MEMORY_ALLOC = -4
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_READ_BUFFER = -5
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_WRITE_BUFFER = -6
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_CODEC_SUPPORT = -7
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_CODEC_PARAM = -8
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_CODEC_DICT = -9
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_VERSION_SUPPORT = -10
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_INVALID_HEADER = -11
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_INVALID_PARAM = -12
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_FILE_READ = -13
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_FILE_WRITE = -14
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_FILE_OPEN = -15
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_RUN_LENGTH = -17
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_FILTER_PIPELINE = -18
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_CHUNK_INSERT = -19
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_CHUNK_APPEND = -20
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_CHUNK_UPDATE = -21
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_FRAME_TYPE = -24
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_FILE_TRUNCATE = -25
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_FRAME_SPECIAL = -28
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_FILE_REMOVE = -31
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_NULL_POINTER = -32
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_INVALID_INDEX = -33
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_METALAYER_NOT_FOUND = -34
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_MAX_BUFSIZE_EXCEEDED = -35
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_PLUGIN_PANIC = -1000
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_PANIC = -1001
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_PLUGIN_LOAD = -1002
+
+  ! Sync policies, open modes and special-value kinds (unsigned char in C).
+  integer(c_int8_t), parameter, public :: STRATA_SYNC_NONE = 0
+  integer(c_int8_t), parameter, public :: STRATA_SYNC_ON_CLOSE = 1
+  integer(c_int8_t), parameter, public :: STRATA_SYNC_EVERY_WRITE = 2
+  integer(c_int8_t), parameter, public :: STRATA_OPEN_READ = 0
+  integer(c_int8_t), parameter, public :: STRATA_OPEN_READWRITE = 1
+  integer(c_int8_t), parameter, public :: STRATA_OPEN_APPEND = 2
+  integer(c_int8_t), parameter, public :: STRATA_SPECIAL_NONE = 0
+  integer(c_int8_t), parameter, public :: STRATA_SPECIAL_ZERO = 1
+  integer(c_int8_t), parameter, public :: STRATA_SPECIAL_NAN = 2
+  integer(c_int8_t), parameter, public :: STRATA_SPECIAL_VALUE = 3
+  integer(c_int8_t), parameter, public :: STRATA_SPECIAL_UNINIT = 4
+  integer(c_int32_t), parameter, public :: STRATA_MAX_DIM = 16
+
+  ! strata_cparams. uint8_t fields are integer(c_int8_t): IDs above 127 are stored as ID - 256.
+  type, bind(c), public :: strata_cparams
+    integer(c_size_t) :: size
+    integer(c_int8_t) :: codec
+    integer(c_int8_t) :: codec_meta
+    integer(c_int8_t) :: clevel
+    integer(c_int8_t) :: splitmode
+    integer(c_int32_t) :: typesize
+    integer(c_int32_t) :: blocksize
+    integer(c_int8_t) :: filters(6)
+    integer(c_int8_t) :: filters_meta(6)
+    integer(c_int8_t) :: use_dict
+    integer(c_int32_t) :: nthreads
+  end type strata_cparams
+
+  type, bind(c), public :: strata_dparams
+    integer(c_size_t) :: size
+    integer(c_int32_t) :: nthreads
+  end type strata_dparams
+
+  type, bind(c), public :: strata_storage
+    integer(c_size_t) :: size
+    integer(c_int8_t) :: sparse
+    integer(c_int8_t) :: overwrite
+    integer(c_int8_t) :: sync
+    integer(c_size_t) :: chunksize
+  end type strata_storage
+
+  type, bind(c), public :: strata_chunk_info
+    integer(c_int8_t) :: version
+    integer(c_int8_t) :: versionlz
+    integer(c_int8_t) :: flags
+    integer(c_int8_t) :: codec
+    integer(c_int8_t) :: codec_meta
+    integer(c_int8_t) :: special
+    integer(c_int8_t) :: header_len
+    integer(c_int8_t) :: blosc2_flags
+    integer(c_int32_t) :: typesize
+    integer(c_int32_t) :: nbytes
+    integer(c_int32_t) :: blocksize
+    integer(c_int32_t) :: cbytes
+    integer(c_int8_t) :: filters(6)
+    integer(c_int8_t) :: filters_meta(6)
+  end type strata_chunk_info
+
+  ! strata_ndarray_params: shapes in C order (reverse a Fortran array's dimensions).
+  type, bind(c), public :: strata_ndarray_params
+    integer(c_size_t) :: size
+    integer(c_int32_t) :: ndim
+    integer(c_int64_t) :: shape(16)
+    integer(c_int32_t) :: chunkshape(16)
+    integer(c_int32_t) :: blockshape(16)
+    type(strata_cparams) :: cparams
+    type(strata_dparams) :: dparams
+  end type strata_ndarray_params
+
+  type, bind(c), public :: strata_ndarray_info
+    integer(c_int32_t) :: ndim
+    integer(c_int32_t) :: typesize
+    integer(c_int64_t) :: shape(16)
+    integer(c_int32_t) :: chunkshape(16)
+    integer(c_int32_t) :: blockshape(16)
+    integer(c_int64_t) :: nbytes
+    integer(c_int64_t) :: cbytes
+  end type strata_ndarray_info
+
+  public :: strata_version, strata_abi_version, strata_last_error, strata_error_name
+  public :: strata_cparams_default, strata_dparams_default, strata_storage_default
+  public :: strata_compress, strata_decompress, strata_getitem, strata_chunk_get_info
+  public :: strata_schunk_create, strata_schunk_open, strata_schunk_from_cframe, strata_schunk_to_cframe
+  public :: strata_schunk_flush, strata_schunk_close, strata_schunk_free
+  public :: strata_schunk_nchunks, strata_schunk_nbytes, strata_schunk_cbytes, strata_schunk_typesize
+  public :: strata_schunk_chunksize, strata_schunk_frame_len, strata_schunk_get_cparams
+  public :: strata_schunk_append_buffer, strata_schunk_append_data, strata_schunk_append_chunk
+  public :: strata_schunk_insert_chunk, strata_schunk_update_chunk, strata_schunk_update_buffer
+  public :: strata_schunk_delete_chunk, strata_schunk_get_chunk, strata_schunk_decompress_chunk
+  public :: strata_schunk_getitem, strata_schunk_meta_add, strata_schunk_meta_update, strata_schunk_meta_get
+  public :: strata_schunk_vlmeta_set, strata_schunk_vlmeta_get, strata_schunk_vlmeta_delete
+  public :: strata_ndarray_params_default, strata_ndarray_uninit, strata_ndarray_zeros, strata_ndarray_full
+  public :: strata_ndarray_from_buffer, strata_ndarray_open, strata_ndarray_from_cframe, strata_ndarray_to_cframe
+  public :: strata_ndarray_save, strata_ndarray_close, strata_ndarray_free, strata_ndarray_get_info
+  public :: strata_ndarray_dtype, strata_ndarray_get_slice, strata_ndarray_set_slice, strata_ndarray_resize
+  public :: strata_cstr, strata_error_message, strata_version_string
+
+  interface
+    ! ---------------------------------------------------------------- library, errors
+    function strata_version() bind(c, name="strata_version") result(r)
+      import :: c_ptr
+      type(c_ptr) :: r
+    end function strata_version
+
+    function strata_abi_version() bind(c, name="strata_abi_version") result(r)
+      import :: c_int32_t
+      integer(c_int32_t) :: r
+    end function strata_abi_version
+
+    function strata_last_error(buf, len) bind(c, name="strata_last_error") result(r)
+      import :: c_char, c_size_t
+      character(kind=c_char), intent(out) :: buf(*)
+      integer(c_size_t), value :: len
+      integer(c_size_t) :: r
+    end function strata_last_error
+
+    function strata_error_name(code, buf, len) bind(c, name="strata_error_name") result(r)
+      import :: c_int32_t, c_int64_t, c_char, c_size_t
+      integer(c_int32_t), value :: code
+      character(kind=c_char), intent(out) :: buf(*)
+      integer(c_size_t), value :: len
+      integer(c_int64_t) :: r
+    end function strata_error_name
+
+    ! ---------------------------------------------------------------- parameters
+    function strata_cparams_default(out) bind(c, name="strata_cparams_default") result(r)
+      import :: strata_cparams, c_int32_t
+      type(strata_cparams), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_cparams_default
+
+    function strata_dparams_default(out) bind(c, name="strata_dparams_default") result(r)
+      import :: strata_dparams, c_int32_t
+      type(strata_dparams), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_dparams_default
+
+    function strata_storage_default(out) bind(c, name="strata_storage_default") result(r)
+      import :: strata_storage, c_int32_t
+      type(strata_storage), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_storage_default
+
+    ! ---------------------------------------------------------------- chunks
+    function strata_compress(cparams, src, srclen, dst, dstlen) bind(c, name="strata_compress") result(r)
+      import :: strata_cparams, c_ptr, c_size_t, c_int64_t
+      type(strata_cparams), intent(in) :: cparams
+      type(c_ptr), value :: src
+      integer(c_size_t), value :: srclen
+      type(c_ptr), value :: dst
+      integer(c_size_t), value :: dstlen
+      integer(c_int64_t) :: r
+    end function strata_compress
+
+    function strata_decompress(src, srclen, dst, dstlen) bind(c, name="strata_decompress") result(r)
+      import :: c_ptr, c_size_t, c_int64_t
+      type(c_ptr), value :: src
+      integer(c_size_t), value :: srclen
+      type(c_ptr), value :: dst
+      integer(c_size_t), value :: dstlen
+      integer(c_int64_t) :: r
+    end function strata_decompress
+
+    function strata_getitem(src, srclen, start, nitems, dst, dstlen) bind(c, name="strata_getitem") result(r)
+      import :: c_ptr, c_size_t, c_int64_t
+      type(c_ptr), value :: src
+      integer(c_size_t), value :: srclen
+      integer(c_size_t), value :: start
+      integer(c_size_t), value :: nitems
+      type(c_ptr), value :: dst
+      integer(c_size_t), value :: dstlen
+      integer(c_int64_t) :: r
+    end function strata_getitem
+
+    function strata_chunk_get_info(src, srclen, out) bind(c, name="strata_chunk_get_info") result(r)
+      import :: c_ptr, c_size_t, c_int32_t, strata_chunk_info
+      type(c_ptr), value :: src
+      integer(c_size_t), value :: srclen
+      type(strata_chunk_info), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_chunk_get_info
+
+    ! ---------------------------------------------------------------- super-chunks
+    ! Always a path here (a frame file, or with storage%sparse a directory): an in-memory
+    ! frame needs urlpath NULL, which this interface does not pass.
+    function strata_schunk_create(urlpath, storage, cparams, dparams, out) &
+        bind(c, name="strata_schunk_create") result(r)
+      import :: c_char, strata_storage, strata_cparams, strata_dparams, c_ptr, c_int32_t
+      character(kind=c_char), intent(in) :: urlpath(*)
+      type(strata_storage), intent(in) :: storage
+      type(strata_cparams), intent(in) :: cparams
+      type(strata_dparams), intent(in) :: dparams
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_schunk_create
+
+    function strata_schunk_open(urlpath, mode, sync, dparams, out) bind(c, name="strata_schunk_open") result(r)
+      import :: c_char, c_int8_t, strata_dparams, c_ptr, c_int32_t
+      character(kind=c_char), intent(in) :: urlpath(*)
+      integer(c_int8_t), value :: mode
+      integer(c_int8_t), value :: sync
+      type(strata_dparams), intent(in) :: dparams
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_schunk_open
+
+    function strata_schunk_from_cframe(src, srclen, out) bind(c, name="strata_schunk_from_cframe") result(r)
+      import :: c_ptr, c_size_t, c_int32_t
+      type(c_ptr), value :: src
+      integer(c_size_t), value :: srclen
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_schunk_from_cframe
+
+    function strata_schunk_to_cframe(schunk, dst, dstlen) bind(c, name="strata_schunk_to_cframe") result(r)
+      import :: c_ptr, c_size_t, c_int64_t
+      type(c_ptr), value :: schunk
+      type(c_ptr), value :: dst
+      integer(c_size_t), value :: dstlen
+      integer(c_int64_t) :: r
+    end function strata_schunk_to_cframe
+
+    function strata_schunk_flush(schunk) bind(c, name="strata_schunk_flush") result(r)
+      import :: c_ptr, c_int32_t
+      type(c_ptr), value :: schunk
+      integer(c_int32_t) :: r
+    end function strata_schunk_flush
+
+    function strata_schunk_close(schunk) bind(c, name="strata_schunk_close") result(r)
+      import :: c_ptr, c_int32_t
+      type(c_ptr), value :: schunk
+      integer(c_int32_t) :: r
+    end function strata_schunk_close
+
+    subroutine strata_schunk_free(schunk) bind(c, name="strata_schunk_free")
+      import :: c_ptr
+      type(c_ptr), value :: schunk
+    end subroutine strata_schunk_free
+
+    function strata_schunk_nchunks(schunk) bind(c, name="strata_schunk_nchunks") result(r)
+      import :: c_ptr, c_int64_t
+      type(c_ptr), value :: schunk
+      integer(c_int64_t) :: r
+    end function strata_schunk_nchunks
+
+    function strata_schunk_nbytes(schunk) bind(c, name="strata_schunk_nbytes") result(r)
+      import :: c_ptr, c_int64_t
+      type(c_ptr), value :: schunk
+      integer(c_int64_t) :: r
+    end function strata_schunk_nbytes
+
+    function strata_schunk_cbytes(schunk) bind(c, name="strata_schunk_cbytes") result(r)
+      import :: c_ptr, c_int64_t
+      type(c_ptr), value :: schunk
+      integer(c_int64_t) :: r
+    end function strata_schunk_cbytes
+
+    function strata_schunk_frame_len(schunk) bind(c, name="strata_schunk_frame_len") result(r)
+      import :: c_ptr, c_int64_t
+      type(c_ptr), value :: schunk
+      integer(c_int64_t) :: r
+    end function strata_schunk_frame_len
+
+    function strata_schunk_typesize(schunk) bind(c, name="strata_schunk_typesize") result(r)
+      import :: c_ptr, c_int64_t
+      type(c_ptr), value :: schunk
+      integer(c_int64_t) :: r
+    end function strata_schunk_typesize
+
+    function strata_schunk_chunksize(schunk) bind(c, name="strata_schunk_chunksize") result(r)
+      import :: c_ptr, c_int64_t
+      type(c_ptr), value :: schunk
+      integer(c_int64_t) :: r
+    end function strata_schunk_chunksize
+
+    function strata_schunk_get_cparams(schunk, out) bind(c, name="strata_schunk_get_cparams") result(r)
+      import :: c_ptr, strata_cparams, c_int32_t
+      type(c_ptr), value :: schunk
+      type(strata_cparams), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_schunk_get_cparams
+
+    function strata_schunk_append_buffer(schunk, src, srclen) bind(c, name="strata_schunk_append_buffer") result(r)
+      import :: c_ptr, c_size_t, c_int64_t
+      type(c_ptr), value :: schunk
+      type(c_ptr), value :: src
+      integer(c_size_t), value :: srclen
+      integer(c_int64_t) :: r
+    end function strata_schunk_append_buffer
+
+    function strata_schunk_append_data(schunk, src, srclen) bind(c, name="strata_schunk_append_data") result(r)
+      import :: c_ptr, c_size_t, c_int64_t
+      type(c_ptr), value :: schunk
+      type(c_ptr), value :: src
+      integer(c_size_t), value :: srclen
+      integer(c_int64_t) :: r
+    end function strata_schunk_append_data
+
+    function strata_schunk_append_chunk(schunk, chunk, chunklen) bind(c, name="strata_schunk_append_chunk") result(r)
+      import :: c_ptr, c_size_t, c_int64_t
+      type(c_ptr), value :: schunk
+      type(c_ptr), value :: chunk
+      integer(c_size_t), value :: chunklen
+      integer(c_int64_t) :: r
+    end function strata_schunk_append_chunk
+
+    function strata_schunk_insert_chunk(schunk, nchunk, chunk, chunklen) &
+        bind(c, name="strata_schunk_insert_chunk") result(r)
+      import :: c_ptr, c_size_t, c_int64_t
+      type(c_ptr), value :: schunk
+      integer(c_int64_t), value :: nchunk
+      type(c_ptr), value :: chunk
+      integer(c_size_t), value :: chunklen
+      integer(c_int64_t) :: r
+    end function strata_schunk_insert_chunk
+
+    function strata_schunk_update_chunk(schunk, nchunk, chunk, chunklen) &
+        bind(c, name="strata_schunk_update_chunk") result(r)
+      import :: c_ptr, c_size_t, c_int64_t, c_int32_t
+      type(c_ptr), value :: schunk
+      integer(c_int64_t), value :: nchunk
+      type(c_ptr), value :: chunk
+      integer(c_size_t), value :: chunklen
+      integer(c_int32_t) :: r
+    end function strata_schunk_update_chunk
+
+    function strata_schunk_update_buffer(schunk, nchunk, src, srclen) &
+        bind(c, name="strata_schunk_update_buffer") result(r)
+      import :: c_ptr, c_size_t, c_int64_t, c_int32_t
+      type(c_ptr), value :: schunk
+      integer(c_int64_t), value :: nchunk
+      type(c_ptr), value :: src
+      integer(c_size_t), value :: srclen
+      integer(c_int32_t) :: r
+    end function strata_schunk_update_buffer
+
+    function strata_schunk_delete_chunk(schunk, nchunk) bind(c, name="strata_schunk_delete_chunk") result(r)
+      import :: c_ptr, c_int64_t
+      type(c_ptr), value :: schunk
+      integer(c_int64_t), value :: nchunk
+      integer(c_int64_t) :: r
+    end function strata_schunk_delete_chunk
+
+    function strata_schunk_get_chunk(schunk, nchunk, dst, dstlen) bind(c, name="strata_schunk_get_chunk") result(r)
+      import :: c_ptr, c_size_t, c_int64_t
+      type(c_ptr), value :: schunk
+      integer(c_int64_t), value :: nchunk
+      type(c_ptr), value :: dst
+      integer(c_size_t), value :: dstlen
+      integer(c_int64_t) :: r
+    end function strata_schunk_get_chunk
+
+    function strata_schunk_decompress_chunk(schunk, nchunk, dst, dstlen) &
+        bind(c, name="strata_schunk_decompress_chunk") result(r)
+      import :: c_ptr, c_size_t, c_int64_t
+      type(c_ptr), value :: schunk
+      integer(c_int64_t), value :: nchunk
+      type(c_ptr), value :: dst
+      integer(c_size_t), value :: dstlen
+      integer(c_int64_t) :: r
+    end function strata_schunk_decompress_chunk
+
+    function strata_schunk_getitem(schunk, nchunk, start, nitems, dst, dstlen) &
+        bind(c, name="strata_schunk_getitem") result(r)
+      import :: c_ptr, c_size_t, c_int64_t
+      type(c_ptr), value :: schunk
+      integer(c_int64_t), value :: nchunk
+      integer(c_int64_t), value :: start
+      integer(c_int64_t), value :: nitems
+      type(c_ptr), value :: dst
+      integer(c_size_t), value :: dstlen
+      integer(c_int64_t) :: r
+    end function strata_schunk_getitem
+
+    function strata_schunk_meta_add(schunk, name, content, contentlen) bind(c, name="strata_schunk_meta_add") result(r)
+      import :: c_ptr, c_char, c_size_t, c_int32_t
+      type(c_ptr), value :: schunk
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr), value :: content
+      integer(c_size_t), value :: contentlen
+      integer(c_int32_t) :: r
+    end function strata_schunk_meta_add
+
+    function strata_schunk_meta_update(schunk, name, content, contentlen) &
+        bind(c, name="strata_schunk_meta_update") result(r)
+      import :: c_ptr, c_char, c_size_t, c_int32_t
+      type(c_ptr), value :: schunk
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr), value :: content
+      integer(c_size_t), value :: contentlen
+      integer(c_int32_t) :: r
+    end function strata_schunk_meta_update
+
+    function strata_schunk_meta_get(schunk, name, dst, dstlen) bind(c, name="strata_schunk_meta_get") result(r)
+      import :: c_ptr, c_char, c_size_t, c_int64_t
+      type(c_ptr), value :: schunk
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr), value :: dst
+      integer(c_size_t), value :: dstlen
+      integer(c_int64_t) :: r
+    end function strata_schunk_meta_get
+
+    function strata_schunk_vlmeta_set(schunk, name, content, contentlen) &
+        bind(c, name="strata_schunk_vlmeta_set") result(r)
+      import :: c_ptr, c_char, c_size_t, c_int32_t
+      type(c_ptr), value :: schunk
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr), value :: content
+      integer(c_size_t), value :: contentlen
+      integer(c_int32_t) :: r
+    end function strata_schunk_vlmeta_set
+
+    function strata_schunk_vlmeta_get(schunk, name, dst, dstlen) bind(c, name="strata_schunk_vlmeta_get") result(r)
+      import :: c_ptr, c_char, c_size_t, c_int64_t
+      type(c_ptr), value :: schunk
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr), value :: dst
+      integer(c_size_t), value :: dstlen
+      integer(c_int64_t) :: r
+    end function strata_schunk_vlmeta_get
+
+    function strata_schunk_vlmeta_delete(schunk, name) bind(c, name="strata_schunk_vlmeta_delete") result(r)
+      import :: c_ptr, c_char, c_int32_t
+      type(c_ptr), value :: schunk
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_int32_t) :: r
+    end function strata_schunk_vlmeta_delete
+
+    ! ---------------------------------------------------------------- N-d arrays
+    ! Shapes, starts, stops and steps are C order, 0-based, stops exclusive: for a Fortran
+    ! array, reverse the dimensions (README.md). dtype: strata_cstr("<f8") etc.
+    function strata_ndarray_params_default(out) bind(c, name="strata_ndarray_params_default") result(r)
+      import :: strata_ndarray_params, c_int32_t
+      type(strata_ndarray_params), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_ndarray_params_default
+
+    function strata_ndarray_uninit(urlpath, storage, params, dtype, out) bind(c, name="strata_ndarray_uninit") result(r)
+      import :: c_char, strata_storage, strata_ndarray_params, c_ptr, c_int32_t
+      character(kind=c_char), intent(in) :: urlpath(*)
+      type(strata_storage), intent(in) :: storage
+      type(strata_ndarray_params), intent(in) :: params
+      character(kind=c_char), intent(in) :: dtype(*)
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_ndarray_uninit
+
+    function strata_ndarray_zeros(urlpath, storage, params, dtype, out) bind(c, name="strata_ndarray_zeros") result(r)
+      import :: c_char, strata_storage, strata_ndarray_params, c_ptr, c_int32_t
+      character(kind=c_char), intent(in) :: urlpath(*)
+      type(strata_storage), intent(in) :: storage
+      type(strata_ndarray_params), intent(in) :: params
+      character(kind=c_char), intent(in) :: dtype(*)
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_ndarray_zeros
+
+    function strata_ndarray_full(urlpath, storage, params, dtype, value, valuelen, out) &
+        bind(c, name="strata_ndarray_full") result(r)
+      import :: c_char, strata_storage, strata_ndarray_params, c_ptr, c_size_t, c_int32_t
+      character(kind=c_char), intent(in) :: urlpath(*)
+      type(strata_storage), intent(in) :: storage
+      type(strata_ndarray_params), intent(in) :: params
+      character(kind=c_char), intent(in) :: dtype(*)
+      type(c_ptr), value :: value
+      integer(c_size_t), value :: valuelen
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_ndarray_full
+
+    function strata_ndarray_from_buffer(urlpath, storage, params, dtype, src, srclen, out) &
+        bind(c, name="strata_ndarray_from_buffer") result(r)
+      import :: c_char, strata_storage, strata_ndarray_params, c_ptr, c_size_t, c_int32_t
+      character(kind=c_char), intent(in) :: urlpath(*)
+      type(strata_storage), intent(in) :: storage
+      type(strata_ndarray_params), intent(in) :: params
+      character(kind=c_char), intent(in) :: dtype(*)
+      type(c_ptr), value :: src
+      integer(c_size_t), value :: srclen
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_ndarray_from_buffer
+
+    function strata_ndarray_open(urlpath, mode, sync, out) bind(c, name="strata_ndarray_open") result(r)
+      import :: c_char, c_int8_t, c_ptr, c_int32_t
+      character(kind=c_char), intent(in) :: urlpath(*)
+      integer(c_int8_t), value :: mode
+      integer(c_int8_t), value :: sync
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_ndarray_open
+
+    function strata_ndarray_from_cframe(src, srclen, out) bind(c, name="strata_ndarray_from_cframe") result(r)
+      import :: c_ptr, c_size_t, c_int32_t
+      type(c_ptr), value :: src
+      integer(c_size_t), value :: srclen
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_ndarray_from_cframe
+
+    function strata_ndarray_to_cframe(array, dst, dstlen) bind(c, name="strata_ndarray_to_cframe") result(r)
+      import :: c_ptr, c_size_t, c_int64_t
+      type(c_ptr), value :: array
+      type(c_ptr), value :: dst
+      integer(c_size_t), value :: dstlen
+      integer(c_int64_t) :: r
+    end function strata_ndarray_to_cframe
+
+    function strata_ndarray_save(array, urlpath) bind(c, name="strata_ndarray_save") result(r)
+      import :: c_ptr, c_char, c_int32_t
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: urlpath(*)
+      integer(c_int32_t) :: r
+    end function strata_ndarray_save
+
+    function strata_ndarray_close(array) bind(c, name="strata_ndarray_close") result(r)
+      import :: c_ptr, c_int32_t
+      type(c_ptr), value :: array
+      integer(c_int32_t) :: r
+    end function strata_ndarray_close
+
+    subroutine strata_ndarray_free(array) bind(c, name="strata_ndarray_free")
+      import :: c_ptr
+      type(c_ptr), value :: array
+    end subroutine strata_ndarray_free
+
+    function strata_ndarray_get_info(array, out) bind(c, name="strata_ndarray_get_info") result(r)
+      import :: c_ptr, strata_ndarray_info, c_int32_t
+      type(c_ptr), value :: array
+      type(strata_ndarray_info), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_ndarray_get_info
+
+    function strata_ndarray_dtype(array, buf, len) bind(c, name="strata_ndarray_dtype") result(r)
+      import :: c_ptr, c_char, c_size_t, c_int64_t
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(out) :: buf(*)
+      integer(c_size_t), value :: len
+      integer(c_int64_t) :: r
+    end function strata_ndarray_dtype
+
+    function strata_ndarray_get_slice(array, ndim, start, stop, step, dst, dstlen) &
+        bind(c, name="strata_ndarray_get_slice") result(r)
+      import :: c_ptr, c_int32_t, c_int64_t, c_size_t
+      type(c_ptr), value :: array
+      integer(c_int32_t), value :: ndim
+      integer(c_int64_t), intent(in) :: start(*)
+      integer(c_int64_t), intent(in) :: stop(*)
+      integer(c_int64_t), intent(in) :: step(*)
+      type(c_ptr), value :: dst
+      integer(c_size_t), value :: dstlen
+      integer(c_int64_t) :: r
+    end function strata_ndarray_get_slice
+
+    function strata_ndarray_set_slice(array, ndim, start, stop, step, src, srclen) &
+        bind(c, name="strata_ndarray_set_slice") result(r)
+      import :: c_ptr, c_int32_t, c_int64_t, c_size_t
+      type(c_ptr), value :: array
+      integer(c_int32_t), value :: ndim
+      integer(c_int64_t), intent(in) :: start(*)
+      integer(c_int64_t), intent(in) :: stop(*)
+      integer(c_int64_t), intent(in) :: step(*)
+      type(c_ptr), value :: src
+      integer(c_size_t), value :: srclen
+      integer(c_int32_t) :: r
+    end function strata_ndarray_set_slice
+
+    function strata_ndarray_resize(array, ndim, new_shape) bind(c, name="strata_ndarray_resize") result(r)
+      import :: c_ptr, c_int32_t, c_int64_t
+      type(c_ptr), value :: array
+      integer(c_int32_t), value :: ndim
+      integer(c_int64_t), intent(in) :: new_shape(*)
+      integer(c_int32_t) :: r
+    end function strata_ndarray_resize
+
+    ! C's strlen, to read strata_version()'s string.
+    function c_strlen(s) bind(c, name="strlen") result(r)
+      import :: c_ptr, c_size_t
+      type(c_ptr), value :: s
+      integer(c_size_t) :: r
+    end function c_strlen
+  end interface
+
+contains
+
+  !> `s` without trailing blanks, NUL-terminated, for a `const char *` argument.
+  pure function strata_cstr(s) result(c)
+    character(len=*), intent(in) :: s
+    character(kind=c_char, len=len_trim(s) + 1) :: c
+    c = trim(s) // c_null_char
+  end function strata_cstr
+
+  !> This thread's last error message (empty when no call has failed).
+  function strata_error_message() result(msg)
+    character(len=:), allocatable :: msg
+    character(kind=c_char) :: buf(1024)
+    integer(c_size_t) :: n, i
+    n = strata_last_error(buf, int(size(buf), c_size_t))
+    n = min(n, int(size(buf) - 1, c_size_t))
+    allocate(character(len=n) :: msg)
+    do i = 1, n
+      msg(i:i) = buf(i)
+    end do
+  end function strata_error_message
+
+  !> The library version, e.g. "0.1.0".
+  function strata_version_string() result(v)
+    character(len=:), allocatable :: v
+    type(c_ptr) :: p
+    character(kind=c_char), pointer :: chars(:)
+    integer(c_size_t) :: n, i
+    p = strata_version()
+    n = c_strlen(p)
+    call c_f_pointer(p, chars, [n])
+    allocate(character(len=n) :: v)
+    do i = 1, n
+      v(i:i) = chars(i)
+    end do
+  end function strata_version_string
+end module strata
