@@ -52,7 +52,7 @@ use crate::chunk::{
     compress_ctx, job_threads, max_compressed_len, CParams, Context, DParams, Decoder,
 };
 use crate::error::{Error, Result};
-use crate::format::chunk::ChunkHeader;
+use crate::format::chunk::{ChunkHeader, SpecialType};
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -290,7 +290,7 @@ impl Reader<'_> {
         let nblocks: Vec<usize> = chunk.blocks().map(|b| b.nblock).collect();
         source.chunk_blocks(chunk.nchunk(), &nblocks, image)?;
         let h = ChunkHeader::parse(image)?;
-        if h.vl_blocks() || h.blocksize != self.geom.block_nbytes() {
+        if !blocks_are_the_arrays(&h, self.geom) {
             let whole = source.chunk(chunk.nchunk())?;
             image.clear();
             image.extend_from_slice(&whole);
@@ -304,7 +304,7 @@ impl Reader<'_> {
         let decoder = Decoder::new(self.ctx.registry, bytes)?.with_nd(self.dparams.nd.clone());
         check_chunk(geom, chunk.nchunk(), &decoder)?;
         let h = &decoder.header;
-        if h.vl_blocks() || h.blocksize != geom.block_nbytes() {
+        if !blocks_are_the_arrays(h, geom) {
             // Not the array's blocks (a chunk from another writer): decompress it whole.
             let mut whole = zeroed(geom.chunk_nbytes())?;
             decoder.decompress_on(&self.ctx.runtime, 1, &mut whole)?;
@@ -331,6 +331,22 @@ impl Reader<'_> {
         })
     }
 
+    /// Decompresses block `nblock` (the array's block) of `prep`'s chunk into `dst`.
+    fn decode_block(&self, prep: &Prepared<'_>, nblock: usize, dst: &mut [u8]) -> Result<()> {
+        if prep.decoder.header.special != SpecialType::None {
+            // A special chunk's own blocksize may differ (a frame rebuilds it with the frame's):
+            // its bytes are the same wherever they are read.
+            let bnb = self.geom.block_nbytes();
+            let range = nblock * bnb..(nblock + 1) * bnb;
+            prep.decoder
+                .decompress_range_on(&self.ctx.runtime, 1, range, dst)?;
+            return Ok(());
+        }
+        prep.decoder
+            .decompress_block(nblock, dst, prep.block0.as_deref())?;
+        Ok(())
+    }
+
     /// Decompresses a group of blocks (or finds them decompressed) and copies their box into
     /// the output, row by row across the group. A lone block that is exactly a contiguous
     /// run of the output is decompressed in place.
@@ -353,8 +369,7 @@ impl Reader<'_> {
         if let [block] = blocks {
             if from_prep(block.nblock).is_none() && self.plan.contiguous(block) {
                 if let Some(dst) = bx.contiguous_mut() {
-                    prep.decoder
-                        .decompress_block(block.nblock, dst, prep.block0.as_deref())?;
+                    self.decode_block(prep, block.nblock, dst)?;
                     Counters::add(&self.counters.blocks_decompressed, 1);
                     Counters::add(&self.counters.blocks_in_place, 1);
                     Counters::add(&self.counters.bytes_copied, dst.len());
@@ -368,8 +383,7 @@ impl Reader<'_> {
         }
         for (block, slot) in blocks.iter().zip(scratch.chunks_mut(bnb)) {
             if from_prep(block.nblock).is_none() {
-                prep.decoder
-                    .decompress_block(block.nblock, slot, prep.block0.as_deref())?;
+                self.decode_block(prep, block.nblock, slot)?;
                 Counters::add(&self.counters.blocks_decompressed, 1);
             }
         }
@@ -405,6 +419,13 @@ impl Reader<'_> {
         Counters::add(&self.counters.bytes_copied, copied);
         Ok(())
     }
+}
+
+/// Whether chunk `h`'s blocks are the array's blocks (so that blocks can be read one by one):
+/// a regular chunk with a blocksize of one block of the array, or a special chunk (zeros,
+/// NaN, uninit, a repeated value), whose every block is the same whatever its blocksize.
+fn blocks_are_the_arrays(h: &ChunkHeader, geom: &Geometry) -> bool {
+    h.special != SpecialType::None || (!h.vl_blocks() && h.blocksize == geom.block_nbytes())
 }
 
 /// Decompressed bytes of blocks grouped in one output task at most (see [`SliceOutput`]).
