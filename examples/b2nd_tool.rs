@@ -10,8 +10,8 @@
 //!   any part left out (`::-1`, `3:`, `:`); an index keeps its dimension (length 1).
 //! * `b2nd_tool write <spec.json> <data.raw> <array>`: makes an array from a JSON spec:
 //!   `shape`, `dtype` (the typesize is its item size unless `typesize` is given),
-//!   `chunkshape`/`blockshape` (optional: default partitions), `codec`, `clevel`, `filters`,
-//!   `filters_meta` (six slots each), `sparse` (a directory instead of a file), and `init`:
+//!   `chunkshape`/`blockshape` (optional: default partitions), `codec`, `codec_meta`,
+//!   `clevel`, `filters`, `filters_meta` (six slots each), `sparse` (a directory instead of a file), and `init`:
 //!   `buffer` (from `<data.raw>`, C order), `zeros`, `uninit` or `full` (the first item of
 //!   `<data.raw>`).
 //! * `b2nd_tool set <array> <data.raw> [<slices>]`: writes `<data.raw>` into the selection.
@@ -117,6 +117,9 @@ fn write(spec: &str, raw: &str, out: &str) -> Res<()> {
     }
     if let Some(c) = spec["clevel"].as_u64() {
         cparams.clevel = u8::try_from(c)?;
+    }
+    if let Some(m) = spec["codec_meta"].as_u64() {
+        cparams.codec_meta = u8::try_from(m)?;
     }
     if !spec["filters"].is_null() {
         cparams.filters = slots(&spec["filters"], "filters")?;

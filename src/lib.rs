@@ -5,8 +5,10 @@
 //!
 //! Layers, bottom up: [`format`] (byte layouts), [`codecs`] and [`filters`] (one module per
 //! Blosc2 ID), [`registry`] (ID → codec/filter), [`chunk`] (compress, decompress and getitem of
-//! one chunk), [`frame`] (frames on a file, a directory or memory, written crash-safely) and
-//! [`schunk`] (the super-chunk: chunks, metalayers and vlmetalayers in a frame).
+//! one chunk), [`frame`] (frames on a file, a directory or memory, written crash-safely),
+//! [`schunk`] (the super-chunk: chunks, metalayers and vlmetalayers in a frame) and
+//! [`ndarray`] (b2nd arrays in super-chunks: `.b2nd` files, sparse directories or memory, read
+//! and written by slices that touch only the blocks they need).
 //!
 //! ```
 //! use strata::chunk::{compress_vec, decompress_vec, CParams};
@@ -32,3 +34,4 @@ pub mod scheduler;
 pub mod schunk;
 
 pub use error::{Error, Result};
+pub use ndarray::{ArrayParams, NdArray};

@@ -449,3 +449,37 @@ fn dtypes_fix_the_typesize() {
     assert_eq!(arr.dparams().nthreads, 2);
     assert!(arr.dparams().nd.is_some() && arr.cparams().nd.is_some());
 }
+
+#[test]
+fn special_chunks_with_another_blocksize_read_by_blocks() {
+    // A frame whose header blocksize is 0 (automatic) rebuilds its zero chunks with another
+    // blocksize than the array's blocks: reads still touch only the blocks they need.
+    let meta = B2ndMeta::new(vec![400, 300], vec![200, 300], vec![50, 30], "<f8").unwrap();
+    let opts = SChunkOptions {
+        cparams: CParams {
+            typesize: 8,
+            ..CParams::default()
+        },
+        metalayers: vec![("b2nd".into(), meta.to_bytes())],
+        ..SChunkOptions::default()
+    };
+    let mut s = SChunk::new(&opts).unwrap();
+    s.fill_special(
+        2 * 200 * 300,
+        strata::format::chunk::SpecialType::Zero,
+        200 * 300 * 8,
+    )
+    .unwrap();
+    assert_ne!(s.chunk_header(0).unwrap().blocksize, 50 * 30 * 8);
+    let arr = NdArray::from_schunk(s).unwrap();
+    let (v, _) = arr
+        .get_slice_vec(&[Slice::index(250), Slice::range(10, 40)])
+        .unwrap();
+    assert_eq!(v, vec![0; 30 * 8]);
+    let mut out = vec![1u8; 30 * 8];
+    let stats = arr
+        .get_slice(&[Slice::index(250), Slice::range(10, 40)], &mut out)
+        .unwrap();
+    assert_eq!((stats.chunks_read, stats.blocks_decompressed), (1, 2));
+    assert_eq!(out, vec![0; 30 * 8]);
+}

@@ -203,6 +203,15 @@ impl SlicePlan {
         &self.inner_out
     }
 
+    /// The internal output dimensions up to the last with more than one item (at least
+    /// one): the trailing ones have one item and add nothing to the output's layout.
+    pub(crate) fn row_dims(&self) -> usize {
+        self.inner_out
+            .iter()
+            .rposition(|&n| n != 1)
+            .map_or(1, |d| d + 1)
+    }
+
     /// Whether `block`'s bytes, decompressed, are exactly its part of the C-order output, in
     /// order: the block is dense and picked whole with step 1, and its box is contiguous in
     /// the output (after the first dimension of extent > 1, every dimension spans the whole
@@ -246,6 +255,13 @@ impl ChunkPlan<'_> {
     #[must_use]
     pub fn nblocks(&self) -> usize {
         self.nblocks
+    }
+
+    /// Touched blocks along each (internal) dimension; [`ChunkPlan::block`] numbers them in
+    /// C order over these counts.
+    #[must_use]
+    pub fn block_counts(&self) -> &[usize] {
+        &self.counts
     }
 
     /// Whether the selection picks every item of this chunk that lies in the array, with

@@ -52,7 +52,7 @@ use crate::chunk::{
     compress_ctx, job_threads, max_compressed_len, CParams, Context, DParams, Decoder,
 };
 use crate::error::{Error, Result};
-use crate::format::chunk::ChunkHeader;
+use crate::format::chunk::{ChunkHeader, SpecialType};
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -176,7 +176,7 @@ pub fn get_slice<S: ChunkSource + ?Sized>(
     if plan.nchunks() == 0 {
         return Ok(counters.stats());
     }
-    let output = SliceOutput::new(&mut out[..needed], &plan, ts)?;
+    let output = SliceOutput::new(&mut out[..needed], &plan, ts, group_size(geom, &plan))?;
     let reader = Reader {
         ctx,
         dparams,
@@ -270,11 +270,11 @@ impl Reader<'_> {
         let preps = rt.map_index(chunks.len(), nt, |i| self.prepare(&chunks[i], &images.0[i]))?;
         let first = self.output.first_task(range.start);
         let ntasks = self.output.first_task(range.end) - first;
-        let bnb = self.geom.block_nbytes();
-        let nthreads = job_threads(rt, nt, ntasks.saturating_mul(bnb));
+        let nblocks: usize = chunks.iter().map(ChunkPlan::nblocks).sum();
+        let nthreads = job_threads(rt, nt, nblocks.saturating_mul(self.geom.block_nbytes()));
         rt.for_each_index_init(ntasks, nthreads, Vec::new, |scratch, j| {
-            let (t, block, mut bx) = self.output.task(first + j)?;
-            self.read_block(&preps[t - range.start], &block, &mut bx, scratch)
+            let (t, blocks, mut bx) = self.output.task(first + j)?;
+            self.read_group(&preps[t - range.start], &blocks, &mut bx, scratch)
         })
     }
 
@@ -290,7 +290,7 @@ impl Reader<'_> {
         let nblocks: Vec<usize> = chunk.blocks().map(|b| b.nblock).collect();
         source.chunk_blocks(chunk.nchunk(), &nblocks, image)?;
         let h = ChunkHeader::parse(image)?;
-        if h.vl_blocks() || h.blocksize != self.geom.block_nbytes() {
+        if !blocks_are_the_arrays(&h, self.geom) {
             let whole = source.chunk(chunk.nchunk())?;
             image.clear();
             image.extend_from_slice(&whole);
@@ -304,7 +304,7 @@ impl Reader<'_> {
         let decoder = Decoder::new(self.ctx.registry, bytes)?.with_nd(self.dparams.nd.clone());
         check_chunk(geom, chunk.nchunk(), &decoder)?;
         let h = &decoder.header;
-        if h.vl_blocks() || h.blocksize != geom.block_nbytes() {
+        if !blocks_are_the_arrays(h, geom) {
             // Not the array's blocks (a chunk from another writer): decompress it whole.
             let mut whole = zeroed(geom.chunk_nbytes())?;
             decoder.decompress_on(&self.ctx.runtime, 1, &mut whole)?;
@@ -331,52 +331,120 @@ impl Reader<'_> {
         })
     }
 
-    /// Decompresses one block (or finds it decompressed) and copies its box into the output.
-    fn read_block(
+    /// Decompresses block `nblock` (the array's block) of `prep`'s chunk into `dst`.
+    fn decode_block(&self, prep: &Prepared<'_>, nblock: usize, dst: &mut [u8]) -> Result<()> {
+        if prep.decoder.header.special != SpecialType::None {
+            // A special chunk's own blocksize may differ (a frame rebuilds it with the frame's):
+            // its bytes are the same wherever they are read.
+            let bnb = self.geom.block_nbytes();
+            let range = nblock * bnb..(nblock + 1) * bnb;
+            prep.decoder
+                .decompress_range_on(&self.ctx.runtime, 1, range, dst)?;
+            return Ok(());
+        }
+        prep.decoder
+            .decompress_block(nblock, dst, prep.block0.as_deref())?;
+        Ok(())
+    }
+
+    /// Decompresses a group of blocks (or finds them decompressed) and copies their box into
+    /// the output, row by row across the group. A lone block that is exactly a contiguous
+    /// run of the output is decompressed in place.
+    fn read_group(
         &self,
         prep: &Prepared<'_>,
-        block: &BlockPlan,
+        blocks: &[BlockPlan],
         bx: &mut BoxMut<'_>,
         scratch: &mut Vec<u8>,
     ) -> Result<()> {
         let bnb = self.geom.block_nbytes();
-        let nblock = block.nblock;
-        let src: &[u8] = match (&prep.whole, &prep.block0) {
-            (Some(whole), _) => &whole[nblock * bnb..(nblock + 1) * bnb],
-            (None, Some(b0)) if nblock == 0 => b0,
-            _ => {
-                let in_place = if self.plan.contiguous(block) {
-                    bx.contiguous_mut()
-                } else {
-                    None
-                };
-                Counters::add(&self.counters.blocks_decompressed, 1);
-                if let Some(dst) = in_place {
-                    prep.decoder
-                        .decompress_block(nblock, dst, prep.block0.as_deref())?;
+        let ts = self.geom.typesize();
+        let from_prep = |nblock: usize| -> Option<&[u8]> {
+            match (&prep.whole, &prep.block0) {
+                (Some(whole), _) => Some(&whole[nblock * bnb..(nblock + 1) * bnb]),
+                (None, Some(b0)) if nblock == 0 => Some(b0),
+                _ => None,
+            }
+        };
+        if let [block] = blocks {
+            if from_prep(block.nblock).is_none() && self.plan.contiguous(block) {
+                if let Some(dst) = bx.contiguous_mut() {
+                    self.decode_block(prep, block.nblock, dst)?;
+                    Counters::add(&self.counters.blocks_decompressed, 1);
                     Counters::add(&self.counters.blocks_in_place, 1);
                     Counters::add(&self.counters.bytes_copied, dst.len());
                     return Ok(());
                 }
-                scratch.resize(bnb, 0);
-                prep.decoder
-                    .decompress_block(nblock, scratch, prep.block0.as_deref())?;
-                scratch
             }
-        };
-        let (base, mut steps) = block_walk(block, &self.sels, &self.block_strides);
-        let ts = self.geom.typesize();
-        let counts = bx.counts().to_vec();
-        // The box leaves out trailing dimensions of one item (their offset is in `base`).
-        steps.truncate(counts.len());
-        let last = steps.len() - 1;
-        for_each_row(&counts, |outer| {
-            let at = row_start(base, &steps, outer);
-            let row = bx.row_mut(outer)?;
-            gather(src, at, steps[last], row, ts);
-            Counters::add(&self.counters.bytes_copied, row.len());
-            Ok(())
-        })
+        }
+        let need = blocks.len() * bnb;
+        if scratch.len() < need {
+            scratch.resize(need, 0);
+        }
+        for (block, slot) in blocks.iter().zip(scratch.chunks_mut(bnb)) {
+            if from_prep(block.nblock).is_none() {
+                self.decode_block(prep, block.nblock, slot)?;
+                Counters::add(&self.counters.blocks_decompressed, 1);
+            }
+        }
+        // Each block's piece of a box row, in output order along the last dimension.
+        let last = bx.counts().len() - 1;
+        let mut steps = Vec::new();
+        let mut pieces: Vec<(usize, &[u8], isize, isize, usize)> = blocks
+            .iter()
+            .zip(scratch.chunks(bnb))
+            .map(|(block, slot)| {
+                let (base, s) = block_walk(block, &self.sels, &self.block_strides);
+                let seg = &block.segments[last];
+                let src = from_prep(block.nblock).unwrap_or(slot);
+                if steps.is_empty() {
+                    // The blocks share their segments before the last dimension, and so
+                    // their steps along them; the box leaves out trailing dimensions of one
+                    // item (their offset is in `base`).
+                    steps = s[..last].to_vec();
+                }
+                (seg.out, src, base, s[last], seg.count * ts)
+            })
+            .collect();
+        pieces.sort_unstable_by_key(|p| p.0);
+        let mut copied = 0;
+        bx.for_each_row(0, &steps, |rel, row| {
+            let mut at = 0;
+            for &(_, src, base, step, len) in &pieces {
+                gather(src, base + rel, step, &mut row[at..at + len], ts);
+                at += len;
+            }
+            copied += row.len();
+        })?;
+        Counters::add(&self.counters.bytes_copied, copied);
+        Ok(())
+    }
+}
+
+/// Whether chunk `h`'s blocks are the array's blocks (so that blocks can be read one by one):
+/// a regular chunk with a blocksize of one block of the array, or a special chunk (zeros,
+/// NaN, uninit, a repeated value), whose every block is the same whatever its blocksize.
+fn blocks_are_the_arrays(h: &ChunkHeader, geom: &Geometry) -> bool {
+    h.special != SpecialType::None || (!h.vl_blocks() && h.blocksize == geom.block_nbytes())
+}
+
+/// Decompressed bytes of blocks grouped in one output task at most (see [`SliceOutput`]).
+const GROUP_BYTES: usize = 512 << 10;
+/// Rows of a block shorter than this (bytes along the output's last dimension) are written
+/// in groups of blocks.
+const SHORT_ROW: usize = 256;
+
+/// Blocks per output task for `plan`: when a block's rows are short, the blocks along the
+/// output's last dimension go together, so that each output row (a run of the caller's
+/// buffer) is written in one pass rather than a few bytes per block at a time.
+fn group_size(geom: &Geometry, plan: &SlicePlan) -> usize {
+    let last = plan.row_dims() - 1;
+    let block_items = geom.inner().2[last];
+    let stride = plan.sels().nth(last).map_or(1, DimSelection::stride);
+    if block_items.div_ceil(stride.max(1)) * geom.typesize() >= SHORT_ROW {
+        1
+    } else {
+        (GROUP_BYTES / geom.block_nbytes().max(1)).max(1)
     }
 }
 
@@ -444,11 +512,30 @@ fn gather(src: &[u8], at: isize, step: isize, row: &mut [u8], ts: usize) {
     if step == ts as isize {
         let a = at as usize;
         row.copy_from_slice(&src[a..a + row.len()]);
-    } else {
-        for (q, item) in row.chunks_exact_mut(ts).enumerate() {
-            let a = (at + q as isize * step) as usize;
-            item.copy_from_slice(&src[a..a + ts]);
+        return;
+    }
+    // Items of the common sizes are copied as fixed-size values, not by a call per item.
+    match ts {
+        1 => gather_items::<1>(src, at, step, row),
+        2 => gather_items::<2>(src, at, step, row),
+        4 => gather_items::<4>(src, at, step, row),
+        8 => gather_items::<8>(src, at, step, row),
+        16 => gather_items::<16>(src, at, step, row),
+        _ => {
+            for (q, item) in row.chunks_exact_mut(ts).enumerate() {
+                let a = (at + q as isize * step) as usize;
+                item.copy_from_slice(&src[a..a + ts]);
+            }
         }
+    }
+}
+
+/// [`gather`] for items of `N` bytes.
+fn gather_items<const N: usize>(src: &[u8], at: isize, step: isize, row: &mut [u8]) {
+    for (q, item) in row.chunks_exact_mut(N).enumerate() {
+        let a = (at + q as isize * step) as usize;
+        let value: [u8; N] = src[a..a + N].try_into().unwrap_or([0; N]);
+        item.copy_from_slice(&value);
     }
 }
 

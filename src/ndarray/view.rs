@@ -176,6 +176,57 @@ impl BoxMut<'_> {
         Ok(unsafe { std::slice::from_raw_parts_mut(self.view.ptr.add(at), self.row_len) })
     }
 
+    /// Calls `f(offset, row)` for every innermost run of the box (see [`BoxMut::row_mut`]) in
+    /// C order, with a running companion offset: `base` for the first row, moving by
+    /// `steps[d]` per box position along each dimension `d` but the last (e.g. where the row's
+    /// items come from in a source block). Rows and offsets are stepped, not recomputed.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`] if `steps` has fewer entries than the box has dimensions but
+    /// one.
+    pub fn for_each_row(
+        &mut self,
+        base: isize,
+        steps: &[isize],
+        mut f: impl FnMut(isize, &mut [u8]),
+    ) -> Result<()> {
+        let outer = self.counts.len().saturating_sub(1);
+        if steps.len() < outer {
+            return Err(Error::InvalidParam(format!(
+                "{} steps for a box of {} dimensions",
+                steps.len(),
+                self.counts.len()
+            )));
+        }
+        let strides = &self.view.strides;
+        let mut idx = vec![0usize; outer];
+        let (mut at, mut off) = (self.origin, base);
+        loop {
+            // SAFETY: `idx` stays inside the box (each entry below its count), so, as in
+            // `row_mut`, `at` is the offset of the box row at `idx` and `at..at + row_len` lies
+            // inside the buffer, in this box only; one row slice is alive at a time.
+            f(off, unsafe {
+                std::slice::from_raw_parts_mut(self.view.ptr.add(at), self.row_len)
+            });
+            let mut d = outer;
+            loop {
+                if d == 0 {
+                    return Ok(());
+                }
+                d -= 1;
+                idx[d] += 1;
+                at += strides[d];
+                off += steps[d];
+                if idx[d] < self.counts[d] {
+                    break;
+                }
+                at -= self.counts[d] * strides[d];
+                off -= self.counts[d] as isize * steps[d];
+                idx[d] = 0;
+            }
+        }
+    }
+
     /// The whole box as one slice, when its items are contiguous in the view (after the
     /// first dimension with more than one item, every dimension spans the whole view).
     pub fn contiguous_mut(&mut self) -> Option<&mut [u8]> {
@@ -196,12 +247,20 @@ impl BoxMut<'_> {
 }
 
 /// The destination of a slice read: a [`DisjointView`] of the plan's output (trailing
-/// dimensions of one item left out) whose boxes are the plan's touched blocks, numbered as tasks (block `k` of touched chunk `t` is task
-/// `first_task(t) + k`), each handed out at most once.
+/// dimensions of one item left out) whose boxes are groups of the plan's touched blocks,
+/// numbered as tasks, each handed out at most once.
+///
+/// A group is up to `group` blocks of one touched chunk that differ only along the view's
+/// last dimension (consecutive in the chunk's block order): their boxes are adjacent along
+/// that dimension, so their union is a box, and a task that writes a group writes each output
+/// row in one pass (short rows from several blocks land together). With `group` 1 every block
+/// is its own task.
 #[derive(Debug)]
 pub struct SliceOutput<'a, 'p> {
     view: DisjointView<'a>,
     plan: &'p SlicePlan,
+    /// Most blocks per group.
+    group: usize,
     /// First task of each touched chunk, and the total at the end.
     first: Vec<usize>,
     /// One bit per task: handed out.
@@ -209,18 +268,24 @@ pub struct SliceOutput<'a, 'p> {
 }
 
 impl<'a, 'p> SliceOutput<'a, 'p> {
-    /// The output of `plan` in `buf`, items of `typesize` bytes.
+    /// The output of `plan` in `buf`, items of `typesize` bytes, in groups of up to `group`
+    /// blocks (at least 1).
     ///
     /// # Errors
     /// As [`DisjointView::new`] for the plan's output shape; [`Error::MemoryAlloc`] if the
     /// task table cannot be reserved.
-    pub fn new(buf: &'a mut [u8], plan: &'p SlicePlan, typesize: usize) -> Result<Self> {
+    pub fn new(
+        buf: &'a mut [u8],
+        plan: &'p SlicePlan,
+        typesize: usize,
+        group: usize,
+    ) -> Result<Self> {
         // Trailing dimensions of one item add nothing to the layout: without them, the rows
         // of a box run along the last dimension with more than one item (a hyperplane of the
         // last axis gets rows of many items, not of one).
-        let out = plan.inner_out();
-        let keep = out.iter().rposition(|&n| n != 1).map_or(1, |d| d + 1);
-        let view = DisjointView::new(buf, &out[..keep], typesize)?;
+        let keep = plan.row_dims();
+        let view = DisjointView::new(buf, &plan.inner_out()[..keep], typesize)?;
+        let group = group.max(1);
         let n = plan.nchunks();
         let mut first = Vec::new();
         first
@@ -229,8 +294,11 @@ impl<'a, 'p> SliceOutput<'a, 'p> {
         let mut total = 0usize;
         for t in 0..n {
             first.push(total);
+            let chunk = plan.chunk(t);
+            let along = chunk.block_counts()[keep - 1];
+            let ngroups = chunk.nblocks() / along * along.div_ceil(group);
             total = total
-                .checked_add(plan.chunk(t).nblocks())
+                .checked_add(ngroups)
                 .ok_or_else(|| Error::InvalidParam("too many blocks".into()))?;
         }
         first.push(total);
@@ -243,6 +311,7 @@ impl<'a, 'p> SliceOutput<'a, 'p> {
         Ok(SliceOutput {
             view,
             plan,
+            group,
             first,
             claimed,
         })
@@ -254,12 +323,14 @@ impl<'a, 'p> SliceOutput<'a, 'p> {
         self.first[t.min(self.first.len() - 1)]
     }
 
-    /// Task `i`: the touched chunk `t` it belongs to, its block, and the block's box in the
-    /// output, for writing.
+    /// Task `i`: the touched chunk `t` it belongs to, its blocks (in the chunk's block
+    /// order), and the box they fill in the output, for writing. Each block's part of the
+    /// box is its own box ([`BlockPlan::segments`]); along the view's last dimension the
+    /// parts follow each other.
     ///
     /// # Errors
     /// [`Error::InvalidIndex`] if there is no task `i` or it was handed out before.
-    pub fn task(&self, i: usize) -> Result<(usize, BlockPlan, BoxMut<'_>)> {
+    pub fn task(&self, i: usize) -> Result<(usize, Vec<BlockPlan>, BoxMut<'_>)> {
         let ntasks = self.first[self.first.len() - 1];
         if i >= ntasks {
             return Err(Error::InvalidIndex(format!("task {i} of {ntasks}")));
@@ -271,18 +342,34 @@ impl<'a, 'p> SliceOutput<'a, 'p> {
         // The chunk whose task range holds i: the last one starting at or before it.
         let t = self.first.partition_point(|&f| f <= i) - 1;
         let chunk = self.plan.chunk(t);
-        let block = chunk.block(i - self.first[t]);
         let keep = self.view.shape.len();
-        let start: Vec<usize> = block.segments[..keep].iter().map(|s| s.out).collect();
-        let counts: Vec<usize> = block.segments[..keep].iter().map(|s| s.count).collect();
-        // SAFETY: the box is this block's part of the plan's output. Along each dimension the
-        // plan's segments cover disjoint output ranges (each selected index falls in one
-        // block), and the tasks of a plan are distinct products of segments, so the boxes of
-        // two distinct tasks differ along some dimension and share no item. The view's shape
-        // is the plan's output shape, and each task is handed out once (the claim bit above),
-        // so no two live boxes from this output overlap.
+        let along = chunk.block_counts()[keep - 1];
+        let parts = along.div_ceil(self.group);
+        let j = i - self.first[t];
+        let (row, part) = (j / parts, j % parts);
+        let k0 = row * along + part * self.group;
+        let k1 = (k0 + self.group).min((row + 1) * along);
+        let blocks: Vec<BlockPlan> = (k0..k1).map(|k| chunk.block(k)).collect();
+        let mut start: Vec<usize> = blocks[0].segments[..keep].iter().map(|s| s.out).collect();
+        let mut counts: Vec<usize> = blocks[0].segments[..keep].iter().map(|s| s.count).collect();
+        let last = keep - 1;
+        start[last] = blocks
+            .iter()
+            .map(|b| b.segments[last].out)
+            .min()
+            .unwrap_or(start[last]);
+        counts[last] = blocks.iter().map(|b| b.segments[last].count).sum();
+        // SAFETY: the box is the union of its blocks' parts of the plan's output: the blocks
+        // share their segments along every dimension but the last, and along the last their
+        // segments are consecutive in one chunk, covering adjacent output ranges, so the union
+        // is this box. Along each dimension the plan's segments cover disjoint output ranges
+        // (each selected index falls in one block), so the boxes of distinct blocks share no
+        // item, and tasks are disjoint sets of blocks. The view's shape is the plan's output
+        // shape (less trailing dimensions of one item, where every box has one item), and
+        // each task is handed out once (the claim bit above), so no two live boxes from this
+        // output overlap.
         let bx = unsafe { self.view.subset(&start, &counts) }?;
-        Ok((t, block, bx))
+        Ok((t, blocks, bx))
     }
 }
 
@@ -366,12 +453,17 @@ mod tests {
         let sel = Selection::new(g.shape(), &[Slice::FULL, Slice::FULL.step_by(-2)]).unwrap();
         let plan = SlicePlan::new(&g, &sel).unwrap();
         let mut buf = vec![0u8; 5 * 4];
-        let out = SliceOutput::new(&mut buf, &plan, 1).unwrap();
+        let out = SliceOutput::new(&mut buf, &plan, 1, 1).unwrap();
         let ntasks = out.first_task(plan.nchunks());
         let mut items = 0;
         for i in 0..ntasks {
-            let (_, block, mut bx) = out.task(i).unwrap();
-            items += block.segments.iter().map(|s| s.count).product::<usize>();
+            let (_, blocks, mut bx) = out.task(i).unwrap();
+            assert_eq!(blocks.len(), 1);
+            items += blocks[0]
+                .segments
+                .iter()
+                .map(|s| s.count)
+                .product::<usize>();
             for r in 0..bx.counts()[0] {
                 for b in bx.row_mut(&[r]).unwrap() {
                     *b += 1;
@@ -384,5 +476,42 @@ mod tests {
         drop(out);
         // every output item written exactly once
         assert_eq!(buf, [1; 20]);
+    }
+
+    #[test]
+    fn grouped_tasks_cover_the_output_once() {
+        use crate::format::b2nd::B2ndMeta;
+        use crate::ndarray::{Geometry, Selection, Slice};
+        // 9 x 20 in chunks of 9 x 10, blocks of 3 x 2: a chunk holds 5 blocks along the last
+        // dimension, cut into groups of 2, 2 and 1; a reversed step too.
+        let meta = B2ndMeta::new(vec![9, 20], vec![9, 10], vec![3, 2], "|u1").unwrap();
+        let g = Geometry::new(&meta, 1).unwrap();
+        for last in [Slice::FULL, Slice::FULL.step_by(-3)] {
+            let sel = Selection::new(g.shape(), &[Slice::range(1, 8), last]).unwrap();
+            let plan = SlicePlan::new(&g, &sel).unwrap();
+            let cols = sel.shape()[1];
+            let mut buf = vec![0u8; 7 * cols];
+            let out = SliceOutput::new(&mut buf, &plan, 1, 2).unwrap();
+            let ntasks = out.first_task(plan.nchunks());
+            let mut nblocks = 0;
+            for i in 0..ntasks {
+                let (_, blocks, mut bx) = out.task(i).unwrap();
+                assert!(!blocks.is_empty() && blocks.len() <= 2);
+                nblocks += blocks.len();
+                let width: usize = blocks.iter().map(|b| b.segments[1].count).sum();
+                assert_eq!(bx.counts()[1], width);
+                bx.for_each_row(0, &[0], |_, row| {
+                    for b in row {
+                        *b += 1;
+                    }
+                })
+                .unwrap();
+            }
+            let per_chunk: usize = plan.chunks().map(|c| c.nblocks()).sum();
+            assert_eq!(nblocks, per_chunk);
+            assert_eq!(out.task(ntasks).unwrap_err().code(), -33);
+            drop(out);
+            assert_eq!(buf, vec![1; 7 * cols], "{last:?}");
+        }
     }
 }

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -288,3 +289,48 @@ def test_sparse_writes_cross_over(tool: Path, tmp_path: Path) -> None:
     assert np.array_equal(got, data)
     run(tool, "resize", path, "20,50")
     assert np.array_equal(blosc2.open(str(path))[...], data[:20])
+
+
+@pytest.fixture
+def zfp_plugin(tool: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A plugin directory holding only the ZFP plugin (built beside the tool), set as
+    STRATA_PLUGIN_PATH."""
+    lib = tool.parent.parent / "libstrata_zfp.so"
+    if not lib.is_file():
+        pytest.fail(f"no {lib}: build it (cargo build --release --workspace)")
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    shutil.copy(lib, plugins)
+    monkeypatch.setenv("STRATA_PLUGIN_PATH", str(plugins))
+    return plugins
+
+
+@pytest.mark.parametrize("codec,meta", [(blosc2.Codec.ZFP_RATE, 40), (blosc2.Codec.ZFP_ACC, -2)],
+                         ids=["zfp_rate", "zfp_acc"])
+def test_zfp_arrays_both_ways(tool: Path, zfp_plugin: Path, tmp_path: Path, codec, meta) -> None:
+    """ZFP needs the array's shapes (CParams.nd / DParams.nd): python-blosc2's ZFP .b2nd read
+    here, sliced, equal to what python-blosc2 decodes; Strata's read there equal to what Strata
+    decodes, and close to the data."""
+    grid = np.load(DATA / "levitus_temp.npy")[:, :96, :200]
+    data = np.where(grid > -1e9, grid, 0).astype("<f4")
+    chunks, blocks = (8, 48, 100), (4, 16, 20)
+    cparams = blosc2.CParams(codec=codec, codec_meta=meta & 0xFF, filters=[blosc2.Filter.NOFILTER], nthreads=1)
+    theirs = tmp_path / "zfp_py.b2nd"
+    blosc2.asarray(data, urlpath=str(theirs), mode="w", chunks=chunks, blocks=blocks, cparams=cparams)
+    decoded = blosc2.open(str(theirs))[...]
+    for key in slices_for(data.shape):
+        got = strata_slice(tool, theirs, key, data.dtype, tmp_path)
+        assert np.array_equal(got, decoded[keep_dims(key)]), key
+    ours = tmp_path / "zfp_st.b2nd"
+    spec = {"shape": list(data.shape), "dtype": "<f4", "chunkshape": list(chunks), "blockshape": list(blocks),
+            "codec": codec.value, "codec_meta": meta & 0xFF, "clevel": 5, "filters": [0] * 6}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    (tmp_path / "data.raw").write_bytes(data.tobytes())
+    run(tool, "write", tmp_path / "spec.json", tmp_path / "data.raw", ours)
+    mine = strata_slice(tool, ours, (), data.dtype, tmp_path)
+    back = blosc2.open(str(ours))[...]
+    assert np.array_equal(back, mine)
+    # zfp 1.0.1 on both sides: the same bytes decode the same everywhere, and Strata's
+    # chunks are C-Blosc2's.
+    assert np.array_equal(back, decoded)
+    assert float(np.abs(back.astype(np.float64) - data).max()) < 1.0
