@@ -42,7 +42,7 @@ for grid in "${grids[@]}"; do
   "$strata" export --force "out/$name/$var.b2nd" "out/$name-$var.npy"
   echo "$sha  out/$name-$var.npy" | sha256sum --check --quiet
   echo "round trip: out/$name-$var.npy has the pinned SHA-256 (bit-exact)"
-  echo "-- hyperplanes of $var (median of 9 per axis) against the raw .npy"
+  echo "-- hyperplanes of $var (9 per axis, median) against the raw .npy"
   "$strata" bench "out/$name/$var.b2nd" --npy "out/$name-$var.npy" --runs 5
   "$strata" bench "out/$name/$var.b2nd" --npy "out/$name-$var.npy" --runs 5 --cold | tail -n +2
 done

@@ -62,5 +62,6 @@ fi
 
 printf '\n== done in %d s: cargo test %d passed, %d failed (exit %d); interop %d passed, %d failed (exit %d); fuzz exit %d\n' \
   "$SECONDS" "$cargo_passed" "$cargo_failed" "$cargo_status" "$py_passed" "$py_failed" "$pytest_status" "$fuzz_status"
-echo "summary: $((cargo_passed + py_passed)) passed, $((cargo_failed + py_failed)) failed"
+fuzz_result=$([ "${FUZZ_SECONDS:-30}" = 0 ] && echo skipped || { [ "$fuzz_status" -eq 0 ] && echo ok || echo FAILED; })
+echo "summary: $((cargo_passed + py_passed)) passed, $((cargo_failed + py_failed)) failed (fuzz: $fuzz_result)"
 [ "$cargo_status" -eq 0 ] && [ "$pytest_status" -eq 0 ] && [ "$fuzz_status" -eq 0 ]

@@ -235,7 +235,7 @@ fn write_array(
         blockshape: arr.blockshape().to_vec(),
         dtype: dtype.to_owned(),
         nbytes: arr.nbytes(),
-        cbytes: arr.schunk().frame_len(),
+        cbytes: crate::info_cmd::stored_bytes(arr.schunk()),
         seconds: 0.0,
     };
     arr.close()

@@ -180,7 +180,7 @@ pub fn run(
         "chunkshape": arr.chunkshape(),
         "blockshape": arr.blockshape(),
         "nbytes": nbytes,
-        "cbytes": arr.schunk().frame_len(),
+        "cbytes": crate::info_cmd::stored_bytes(arr.schunk()),
         "decompress_s": whole,
         "decompress_gbps": nbytes as f64 / whole / 1e9,
         "hyperplanes": rows,
@@ -198,8 +198,8 @@ pub fn run(
         arr.chunkshape(),
         arr.blockshape(),
         human::bytes(nbytes),
-        human::bytes(arr.schunk().frame_len()),
-        nbytes as f64 / arr.schunk().frame_len().max(1) as f64
+        human::bytes(crate::info_cmd::stored_bytes(arr.schunk())),
+        nbytes as f64 / crate::info_cmd::stored_bytes(arr.schunk()).max(1) as f64
     )?;
     writeln!(
         out,

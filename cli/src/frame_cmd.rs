@@ -135,7 +135,7 @@ pub fn compress(args: &CompressArgs) -> Result<()> {
         left -= n as u64;
         bar.inc(n as u64);
     }
-    let (nbytes, cbytes, nchunks) = (schunk.nbytes(), schunk.frame_len(), schunk.nchunks());
+    let (nbytes, cbytes, nchunks) = (schunk.nbytes(), crate::info_cmd::stored_bytes(&schunk), schunk.nchunks());
     schunk
         .close()
         .with_context(|| format!("cannot finish {out}"))?;

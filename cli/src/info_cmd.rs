@@ -47,6 +47,11 @@ pub fn is_frame(path: &Path) -> Result<bool> {
     Ok(head[..n] == *FRAME_MAGIC)
 }
 
+/// Bytes a frame takes on disk: the frame file, plus the chunk files of a sparse frame.
+pub fn stored_bytes(schunk: &SChunk) -> u64 {
+    schunk.frame_len() + if schunk.is_sparse() { schunk.cbytes() } else { 0 }
+}
+
 /// A msgpack value as JSON: tuples as lists, binary as a hex string, maps with text keys.
 pub fn to_json(v: &Value) -> Json {
     if let Some(items) = as_tuple(v) {
@@ -151,12 +156,16 @@ fn frame(path: &Path, as_json: bool) -> Result<()> {
             B2ndMeta::from_bytes(bytes).with_context(|| format!("{name}: bad b2nd metalayer"))
         })
         .transpose()?;
-    let nbytes = schunk.nbytes();
-    let frame_len = schunk.frame_len();
+    // An array's size is its items', not its padded chunks'.
+    let nbytes = b2nd.as_ref().map_or(schunk.nbytes(), |m| {
+        m.shape.iter().map(|&d| d.max(0) as u64).product::<u64>() * schunk.typesize() as u64
+    });
+    let frame_len = stored_bytes(&schunk);
     let obj = json!({
         "path": name.to_string(),
         "kind": if schunk.is_sparse() { "sparse frame" } else { "contiguous frame" },
-        "frame_len": frame_len,
+        "frame_len": schunk.frame_len(),
+        "stored_bytes": frame_len,
         "nchunks": schunk.nchunks(),
         "chunksize": schunk.chunksize(),
         "typesize": schunk.typesize(),
@@ -198,7 +207,7 @@ fn frame(path: &Path, as_json: bool) -> Result<()> {
     )?;
     writeln!(
         out,
-        "  frame:        {} ({frame_len} bytes, cratio {:.2})",
+        "  stored:       {} ({frame_len} bytes, cratio {:.2})",
         human::bytes(frame_len),
         obj["cratio"].as_f64().unwrap_or_default()
     )?;
