@@ -204,7 +204,7 @@ pub fn get_slice<S: ChunkSource + ?Sized>(
 
 /// Chunk images are kept per thread between reads (up to this many bytes of capacity), so
 /// that reading chunk after chunk does not allocate, page-fault and zero-fill each image.
-const POOL_BYTES: usize = 256 << 20;
+const POOL_BYTES: usize = 64 << 20;
 
 thread_local! {
     static IMAGES: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
