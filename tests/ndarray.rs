@@ -524,6 +524,43 @@ fn only_touched_blocks_are_decompressed() {
 }
 
 #[test]
+fn sparse_picks_from_shuffled_blocks() {
+    // Blocks of 16 x 16 x 8 items with shuffle only: lines and strided picks take a few items
+    // of each block (1 in 32 or fewer), which are gathered from the block's byte planes.
+    for ts in [1usize, 2, 3, 4, 8, 16] {
+        let shape = [40usize, 36, 20];
+        let data = counting(shape.iter().product(), ts);
+        let arr = NdArray::from_buffer(
+            &params(&[40, 36, 20], &[32, 32, 16], &[16, 16, 8], ts),
+            &Location::Memory,
+            &data,
+        )
+        .unwrap();
+        let chunks = chunks_of(&arr);
+        let d = Decoder::new(Registry::global(), &chunks[0]).unwrap();
+        assert_eq!(d.shuffle_planes(), Some(ts));
+        for slices in [
+            vec![Slice::index(17), Slice::index(5)],
+            vec![Slice::FULL, Slice::index(-3), Slice::index(9)],
+            vec![Slice::FULL, Slice::FULL, Slice::index(9)],
+            vec![
+                Slice::FULL.step_by(5),
+                Slice::range(2, 30).step_by(-7),
+                Slice::index(19),
+            ],
+            vec![Slice::range(3, 5), Slice::index(30), Slice::FULL.step_by(3)],
+        ] {
+            let (v, _) = arr.get_slice_vec(&slices).unwrap();
+            assert_eq!(
+                v,
+                naive_get(&data, &shape, ts, &slices),
+                "ts {ts} {slices:?}"
+            );
+        }
+    }
+}
+
+#[test]
 fn writes_rebuild_covered_chunks_without_reading_them() {
     let data = counting(20 * 20, 2);
     let mut arr = NdArray::from_buffer(

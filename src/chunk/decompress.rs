@@ -1014,6 +1014,63 @@ impl<'a> Decoder<'a> {
         }
         Ok(len)
     }
+
+    /// The element size of the byte planes a block of this chunk holds before its filters
+    /// are undone, when the chunk is regular and its only filter is shuffle: then
+    /// [`Decoder::decompress_block_planes`] gives a block's bytes still shuffled, for a caller
+    /// that needs only a few of its items. `None` for any other chunk.
+    #[must_use]
+    pub fn shuffle_planes(&self) -> Option<usize> {
+        let [(f, meta)] = self.filters.as_slice() else {
+            return None;
+        };
+        if !self.regular() || f.id() != filter_id::SHUFFLE {
+            return None;
+        }
+        Some(if *meta != 0 {
+            usize::from(*meta)
+        } else {
+            self.header.typesize
+        })
+    }
+
+    /// Decodes block `nblock` into the start of `dst` without undoing its shuffle: with `e`
+    /// the element size ([`Decoder::shuffle_planes`]) and `n = len / e`, byte `j` of element
+    /// `i` is at `j * n + i` (the last `len % e` bytes as they are); returns the block's size
+    /// `len` in bytes.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParam`] for a chunk without [`Decoder::shuffle_planes`];
+    /// [`Error::InvalidIndex`] if there is no block `nblock`; [`Error::DestinationTooSmall`];
+    /// otherwise as [`decompress`].
+    pub fn decompress_block_planes(&self, nblock: usize, dst: &mut [u8]) -> Result<usize> {
+        if self.shuffle_planes().is_none() {
+            return Err(Error::InvalidParam(
+                "byte planes need a regular chunk whose only filter is shuffle".into(),
+            ));
+        }
+        let h = &self.header;
+        if nblock >= h.nblocks() {
+            return Err(Error::InvalidIndex(format!(
+                "block {nblock} of a chunk of {} blocks",
+                h.nblocks()
+            )));
+        }
+        let len = self.block_range(nblock).len();
+        if dst.len() < len {
+            return Err(Error::DestinationTooSmall {
+                needed: len,
+                available: dst.len(),
+            });
+        }
+        let codec = self
+            .codec
+            .as_deref()
+            .ok_or_else(|| Error::header("chunk has no codec"))?;
+        self.check_framing(nblock..nblock + 1)?;
+        self.decode_streams(codec, nblock, &mut dst[..len])?;
+        Ok(len)
+    }
 }
 
 /// One stream record of a block (`int32 csize` and what follows it).

@@ -2,14 +2,19 @@
 //! blocks it needs.
 //!
 //! **Reads** ([`get_slice`]): the plan lists the touched chunks and, in each, the touched blocks.
-//! Chunks are taken from the [`ChunkSource`] in batches; each chunk's header is parsed once
-//! (and, for a chunk with delta, block 0 decompressed once, as the other blocks refer to it).
-//! Then every touched block is a task on the runtime: a worker decompresses that one block
-//! ([`Decoder::decompress_block`]) into its scratch and copies the block's part of the
-//! selection straight into the caller's buffer, through a [`SliceOutput`] that hands each
-//! block its own disjoint box. A block that is exactly a contiguous run of the output (picked
-//! whole, no padding, step 1) is decompressed in place, with no copy. No chunk is decompressed
-//! whole unless every block of it is needed.
+//! Chunks are fetched from the [`ChunkSource`] in batches, as lazy chunks
+//! ([`ChunkSource::chunk_blocks`]): from a frame file only the chunk header, the `bstarts` and
+//! the touched blocks' bytes are read (adjacent blocks in one read), into buffers kept per
+//! thread between reads. Each chunk's header is parsed once (and, for a chunk with delta,
+//! block 0 decompressed once, as the other blocks refer to it). Then the touched blocks are
+//! tasks on the runtime: a worker decompresses one block ([`Decoder::decompress_block`]) into
+//! its scratch and copies the block's part of the selection straight into the caller's
+//! buffer, through a [`SliceOutput`] that hands each task its own disjoint box. When a block's
+//! rows of the output are short (a hyperplane across the last axes), the blocks along the
+//! output's last dimension form one task, so each output row is written in one pass. A block
+//! that is exactly a contiguous run of the output (picked whole, no padding, step 1) is
+//! decompressed in place, with no copy. No chunk is decompressed whole unless every block of
+//! it is needed (or its blocks are not the array's: a chunk from another writer).
 //!
 //! **Writes** ([`set_slice`]): every touched chunk is rebuilt and compressed again, in parallel
 //! over chunks. A chunk the selection covers whole starts from zeros (so its padding is zeros,
@@ -199,7 +204,7 @@ pub fn get_slice<S: ChunkSource + ?Sized>(
 
 /// Chunk images are kept per thread between reads (up to this many bytes of capacity), so
 /// that reading chunk after chunk does not allocate, page-fault and zero-fill each image.
-const POOL_BYTES: usize = 256 << 20;
+const POOL_BYTES: usize = 64 << 20;
 
 thread_local! {
     static IMAGES: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -381,38 +386,65 @@ impl Reader<'_> {
         if scratch.len() < need {
             scratch.resize(need, 0);
         }
+        // A block of which few items are picked is left in byte planes when its only filter
+        // is shuffle: its items are gathered from the planes, rather than the whole block
+        // unshuffled for them.
+        let sparse = |block: &BlockPlan| {
+            let picked: usize = block.segments.iter().map(|s| s.count).product();
+            picked.saturating_mul(SPARSE) <= self.geom.block_nitems()
+                && prep.decoder.shuffle_planes() == Some(ts)
+        };
+        let mut planes = Vec::with_capacity(blocks.len());
         for (block, slot) in blocks.iter().zip(scratch.chunks_mut(bnb)) {
-            if from_prep(block.nblock).is_none() {
+            let in_planes = from_prep(block.nblock).is_none() && sparse(block);
+            if in_planes {
+                prep.decoder.decompress_block_planes(block.nblock, slot)?;
+            } else if from_prep(block.nblock).is_none() {
                 self.decode_block(prep, block.nblock, slot)?;
+            }
+            if from_prep(block.nblock).is_none() {
                 Counters::add(&self.counters.blocks_decompressed, 1);
             }
+            planes.push(in_planes);
         }
         // Each block's piece of a box row, in output order along the last dimension.
         let last = bx.counts().len() - 1;
         let mut steps = Vec::new();
-        let mut pieces: Vec<(usize, &[u8], isize, isize, usize)> = blocks
+        let mut pieces: Vec<Piece<'_>> = blocks
             .iter()
             .zip(scratch.chunks(bnb))
-            .map(|(block, slot)| {
+            .zip(planes)
+            .map(|((block, slot), in_planes)| {
                 let (base, s) = block_walk(block, &self.sels, &self.block_strides);
                 let seg = &block.segments[last];
-                let src = from_prep(block.nblock).unwrap_or(slot);
                 if steps.is_empty() {
                     // The blocks share their segments before the last dimension, and so
                     // their steps along them; the box leaves out trailing dimensions of one
                     // item (their offset is in `base`).
                     steps = s[..last].to_vec();
                 }
-                (seg.out, src, base, s[last], seg.count * ts)
+                Piece {
+                    out: seg.out,
+                    src: from_prep(block.nblock).unwrap_or(slot),
+                    in_planes,
+                    base,
+                    step: s[last],
+                    len: seg.count * ts,
+                }
             })
             .collect();
-        pieces.sort_unstable_by_key(|p| p.0);
+        pieces.sort_unstable_by_key(|p| p.out);
         let mut copied = 0;
         bx.for_each_row(0, &steps, |rel, row| {
             let mut at = 0;
-            for &(_, src, base, step, len) in &pieces {
-                gather(src, base + rel, step, &mut row[at..at + len], ts);
-                at += len;
+            for p in &pieces {
+                let dst = &mut row[at..at + p.len];
+                if p.in_planes {
+                    gather_planes(p.src, p.base + rel, p.step, dst, ts);
+                } else {
+                    gather(p.src, p.base + rel, p.step, dst, ts);
+                }
+                at += p.len;
             }
             copied += row.len();
         })?;
@@ -428,6 +460,24 @@ fn blocks_are_the_arrays(h: &ChunkHeader, geom: &Geometry) -> bool {
     h.special != SpecialType::None || (!h.vl_blocks() && h.blocksize == geom.block_nbytes())
 }
 
+/// One block's part of each row of a group's box (see [`Reader::read_group`]).
+struct Piece<'s> {
+    /// Its first output index along the row.
+    out: usize,
+    /// The block, decompressed (or left in byte planes).
+    src: &'s [u8],
+    in_planes: bool,
+    /// Byte offset in `src` of the piece's first item in the box's first row.
+    base: isize,
+    /// Byte step in `src` between the piece's items.
+    step: isize,
+    /// Bytes of the piece in a row.
+    len: usize,
+}
+
+/// A block of which at most one item in this many is picked is read from its byte planes
+/// (when shuffle is its only filter).
+const SPARSE: usize = 32;
 /// Decompressed bytes of blocks grouped in one output task at most (see [`SliceOutput`]).
 const GROUP_BYTES: usize = 512 << 10;
 /// Rows of a block shorter than this (bytes along the output's last dimension) are written
@@ -526,6 +576,19 @@ fn gather(src: &[u8], at: isize, step: isize, row: &mut [u8], ts: usize) {
                 let a = (at + q as isize * step) as usize;
                 item.copy_from_slice(&src[a..a + ts]);
             }
+        }
+    }
+}
+
+/// [`gather`] from a block left in byte planes (see [`Decoder::decompress_block_planes`],
+/// elements of `ts` bytes): byte `j` of the item at block byte `a` is at
+/// `j * (src.len() / ts) + a / ts`.
+fn gather_planes(src: &[u8], at: isize, step: isize, row: &mut [u8], ts: usize) {
+    let n = src.len() / ts;
+    for (q, item) in row.chunks_exact_mut(ts).enumerate() {
+        let i = (at + q as isize * step) as usize / ts;
+        for (j, b) in item.iter_mut().enumerate() {
+            *b = src[j * n + i];
         }
     }
 }
