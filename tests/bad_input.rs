@@ -1213,7 +1213,7 @@ fn parallel_decompress_vec_agrees_with_serial() {
 // Fuzzer finds
 
 /// Replays every input under `tests/data/fuzz-regressions/` through the oracle of the fuzz
-/// target its name starts with (`decompress-*` or `getitem-*`).
+/// target its name starts with (`decompress-*`, `getitem-*` or `frame-*`).
 #[test]
 fn fuzz_regressions() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fuzz-regressions");
@@ -1226,6 +1226,8 @@ fn fuzz_regressions() {
             fuzz_checks::check_decompress(&data);
         } else if name.starts_with("getitem-") {
             fuzz_checks::check_getitem(&data);
+        } else if name.starts_with("frame-") {
+            fuzz_checks::check_frame(&data);
         } else {
             continue;
         }

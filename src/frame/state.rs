@@ -549,7 +549,8 @@ impl Frame {
                     available: dst.len(),
                 });
             }
-            if EXTENDED_HEADER_LENGTH + hdr.nbytes > cb {
+            // The data follows the header, 16 bytes long in Blosc1-layout chunks.
+            if hdr.header_len + hdr.nbytes > cb {
                 return Err(Error::Frame {
                     path,
                     what: "memcpyed chunk shorter than its nbytes".into(),
@@ -557,7 +558,7 @@ impl Frame {
             }
             self.io.read_at(
                 obj,
-                pos + (EXTENDED_HEADER_LENGTH + range.start) as u64,
+                pos + (hdr.header_len + range.start) as u64,
                 &mut dst[..len],
             )?;
             return Ok(len);
