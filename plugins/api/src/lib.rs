@@ -391,14 +391,19 @@ fn len_i64(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
+/// Checks the pointers, makes the host's buffers slices and the context a [`Block`], and
+/// runs `body` on them inside [`guard`]: what every entry point does before its own work.
+///
 /// # Safety
-/// The [`CodecEncodeFn`] contract.
-unsafe extern "C" fn encode_shim<T: CodecPlugin>(
+/// `src` holds `srclen` bytes and `dst` `dstlen` writable bytes, not overlapping; `ctx` is
+/// NULL or the host's valid context for this call (the entry points' contracts).
+unsafe fn on_buffers(
     src: *const u8,
     srclen: usize,
     dst: *mut u8,
     dstlen: usize,
     ctx: *const BlockContext,
+    body: impl FnOnce(&[u8], &mut [u8], &Block<'_>) -> Result<i64, PluginError>,
 ) -> i64 {
     if src.is_null() || dst.is_null() || ctx.is_null() {
         return i64::from(ERROR_INVALID_PARAM);
@@ -415,8 +420,25 @@ unsafe extern "C" fn encode_shim<T: CodecPlugin>(
         };
         // SAFETY: the context obeys its documentation for this call.
         let block = unsafe { Block::from_raw(ctx) };
-        T::encode(src, dst, &block).map(len_i64)
+        body(src, dst, &block)
     })
+}
+
+/// # Safety
+/// The [`CodecEncodeFn`] contract.
+unsafe extern "C" fn encode_shim<T: CodecPlugin>(
+    src: *const u8,
+    srclen: usize,
+    dst: *mut u8,
+    dstlen: usize,
+    ctx: *const BlockContext,
+) -> i64 {
+    // SAFETY: the contract is forwarded.
+    unsafe {
+        on_buffers(src, srclen, dst, dstlen, ctx, |s, d, b| {
+            T::encode(s, d, b).map(len_i64)
+        })
+    }
 }
 
 /// # Safety
@@ -428,23 +450,12 @@ unsafe extern "C" fn decode_shim<T: CodecPlugin>(
     dstlen: usize,
     ctx: *const BlockContext,
 ) -> i64 {
-    if src.is_null() || dst.is_null() || ctx.is_null() {
-        return i64::from(ERROR_INVALID_PARAM);
+    // SAFETY: the contract is forwarded.
+    unsafe {
+        on_buffers(src, srclen, dst, dstlen, ctx, |s, d, b| {
+            T::decode(s, d, b).map(len_i64)
+        })
     }
-    // SAFETY: non-NULL, and the host passes a valid context for the call.
-    let ctx = unsafe { &*ctx };
-    guard(ctx, || {
-        // SAFETY: the host guarantees the buffer lengths and that they do not overlap.
-        let (src, dst) = unsafe {
-            (
-                std::slice::from_raw_parts(src, srclen),
-                std::slice::from_raw_parts_mut(dst, dstlen),
-            )
-        };
-        // SAFETY: the context obeys its documentation for this call.
-        let block = unsafe { Block::from_raw(ctx) };
-        T::decode(src, dst, &block).map(len_i64)
-    })
 }
 
 /// # Safety
@@ -457,26 +468,19 @@ unsafe extern "C" fn decode_items_shim<T: CodecPlugin>(
     nitems: usize,
     ctx: *const BlockContext,
 ) -> i64 {
-    if src.is_null() || dst.is_null() || ctx.is_null() {
+    if ctx.is_null() {
         return i64::from(ERROR_INVALID_PARAM);
     }
     // SAFETY: non-NULL, and the host passes a valid context for the call.
-    let ctx = unsafe { &*ctx };
-    let Some(dstlen) = nitems.checked_mul(ctx.typesize) else {
+    let Some(dstlen) = nitems.checked_mul(unsafe { &*ctx }.typesize) else {
         return i64::from(ERROR_INVALID_PARAM);
     };
-    guard(ctx, || {
-        // SAFETY: the host guarantees `srclen` bytes at `src` and `nitems * typesize` at `dst`.
-        let (src, dst) = unsafe {
-            (
-                std::slice::from_raw_parts(src, srclen),
-                std::slice::from_raw_parts_mut(dst, dstlen),
-            )
-        };
-        // SAFETY: the context obeys its documentation for this call.
-        let block = unsafe { Block::from_raw(ctx) };
-        T::decode_items(src, dst, start, &block).map(|n| n.map_or(0, len_i64))
-    })
+    // SAFETY: the contract: `srclen` bytes at `src`, `nitems * typesize` at `dst`.
+    unsafe {
+        on_buffers(src, srclen, dst, dstlen, ctx, |s, d, b| {
+            T::decode_items(s, d, start, b).map(|n| n.map_or(0, len_i64))
+        })
+    }
 }
 
 /// # Safety
@@ -487,28 +491,17 @@ unsafe extern "C" fn filter_shim<T: FilterPlugin, const FORWARD: bool>(
     size: usize,
     ctx: *const BlockContext,
 ) -> i32 {
-    if src.is_null() || dst.is_null() || ctx.is_null() {
-        return ERROR_INVALID_PARAM;
-    }
-    // SAFETY: non-NULL, and the host passes a valid context for the call.
-    let ctx = unsafe { &*ctx };
-    let r = guard(ctx, || {
-        // SAFETY: the host guarantees `size` bytes in each buffer, not overlapping.
-        let (src, dst) = unsafe {
-            (
-                std::slice::from_raw_parts(src, size),
-                std::slice::from_raw_parts_mut(dst, size),
-            )
-        };
-        // SAFETY: the context obeys its documentation for this call.
-        let block = unsafe { Block::from_raw(ctx) };
-        let r = if FORWARD {
-            T::forward(src, dst, &block)
-        } else {
-            T::backward(src, dst, &block)
-        };
-        r.map(|()| 0)
-    });
+    // SAFETY: the contract: `size` bytes in each buffer, not overlapping.
+    let r = unsafe {
+        on_buffers(src, size, dst, size, ctx, |s, d, b| {
+            let r = if FORWARD {
+                T::forward(s, d, b)
+            } else {
+                T::backward(s, d, b)
+            };
+            r.map(|()| 0)
+        })
+    };
     i32::try_from(r).unwrap_or(ERROR_INVALID_PARAM)
 }
 
