@@ -1,13 +1,13 @@
 //! b2nd arrays in frames: `.b2nd` files and sparse directories made, reopened, written,
 //! resized and copied; lazy reads that fetch only the touched blocks' bytes; concurrent reads.
 
+mod counting;
+use counting::Counting;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use strata::chunk::{CParams, DParams};
 use strata::format::b2nd::B2ndMeta;
-use strata::format::frame::FrameType;
-use strata::frame::{FileIo, FrameIo, Obj};
 use strata::ndarray::{ArrayParams, Location, NdArray, OpenMode, Slice, SyncPolicy};
 use strata::schunk::{SChunk, SChunkOptions};
 
@@ -37,49 +37,9 @@ fn pick2(data: &[u8], ncols: usize, rows: &[usize], cols: &[usize]) -> Vec<u8> {
     out
 }
 
-/// A frame file read through a counter of the bytes read.
-struct Counting {
-    inner: FileIo,
-    bytes: Arc<AtomicU64>,
-}
-
-impl FrameIo for Counting {
-    fn read_at(&self, obj: Obj, pos: u64, buf: &mut [u8]) -> strata::Result<()> {
-        self.bytes.fetch_add(buf.len() as u64, Ordering::Relaxed);
-        self.inner.read_at(obj, pos, buf)
-    }
-    fn len(&self, obj: Obj) -> strata::Result<u64> {
-        self.inner.len(obj)
-    }
-    fn write_at(&mut self, obj: Obj, pos: u64, data: &[u8]) -> strata::Result<()> {
-        self.inner.write_at(obj, pos, data)
-    }
-    fn set_len(&mut self, obj: Obj, len: u64) -> strata::Result<()> {
-        self.inner.set_len(obj, len)
-    }
-    fn sync(&mut self, obj: Obj) -> strata::Result<()> {
-        self.inner.sync(obj)
-    }
-    fn replace(&mut self, obj: Obj, parts: &[&[u8]], durable: bool) -> strata::Result<()> {
-        self.inner.replace(obj, parts, durable)
-    }
-    fn remove(&mut self, obj: Obj) -> strata::Result<()> {
-        self.inner.remove(obj)
-    }
-    fn path(&self, obj: Obj) -> String {
-        self.inner.path(obj)
-    }
-    fn frame_type(&self) -> FrameType {
-        FrameType::Contiguous
-    }
-}
 
 fn open_counting(path: &Path) -> (NdArray, Arc<AtomicU64>) {
-    let bytes = Arc::new(AtomicU64::new(0));
-    let io = Counting {
-        inner: FileIo::open(path, false).unwrap(),
-        bytes: bytes.clone(),
-    };
+    let (io, bytes) = Counting::open(path);
     let schunk = SChunk::from_io(Box::new(io), OpenMode::Read, SyncPolicy::None).unwrap();
     (NdArray::from_schunk(schunk).unwrap(), bytes)
 }

@@ -2,12 +2,13 @@
 //! fill_special, lazy partial reads (counted at the store), metalayers, vlmetalayers, open
 //! modes and persistence in the three layouts.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+mod counting;
+use counting::Counting;
+use std::sync::atomic::Ordering;
 use strata::chunk::{compress_vec, special_chunk, CParams};
 use strata::format::chunk::SpecialType;
-use strata::format::frame::{ChunkLoc, FrameType};
-use strata::frame::{FileIo, FrameIo, Obj, OpenMode, SyncPolicy};
+use strata::format::frame::ChunkLoc;
+use strata::frame::{OpenMode, SyncPolicy};
 use strata::schunk::values::{self, Value};
 use strata::schunk::{Location, SChunk, SChunkOptions};
 
@@ -137,42 +138,6 @@ fn single_chunk_over_the_blosc2_limit_is_an_error() {
     assert_eq!(s.nchunks(), 0);
 }
 
-/// A store that counts the bytes read from it.
-struct Counting {
-    inner: Box<dyn FrameIo>,
-    read: Arc<AtomicU64>,
-}
-
-impl FrameIo for Counting {
-    fn read_at(&self, obj: Obj, pos: u64, buf: &mut [u8]) -> strata::Result<()> {
-        self.read.fetch_add(buf.len() as u64, Ordering::SeqCst);
-        self.inner.read_at(obj, pos, buf)
-    }
-    fn len(&self, obj: Obj) -> strata::Result<u64> {
-        self.inner.len(obj)
-    }
-    fn write_at(&mut self, obj: Obj, pos: u64, data: &[u8]) -> strata::Result<()> {
-        self.inner.write_at(obj, pos, data)
-    }
-    fn set_len(&mut self, obj: Obj, len: u64) -> strata::Result<()> {
-        self.inner.set_len(obj, len)
-    }
-    fn sync(&mut self, obj: Obj) -> strata::Result<()> {
-        self.inner.sync(obj)
-    }
-    fn replace(&mut self, obj: Obj, parts: &[&[u8]], durable: bool) -> strata::Result<()> {
-        self.inner.replace(obj, parts, durable)
-    }
-    fn remove(&mut self, obj: Obj) -> strata::Result<()> {
-        self.inner.remove(obj)
-    }
-    fn path(&self, obj: Obj) -> String {
-        self.inner.path(obj)
-    }
-    fn frame_type(&self) -> FrameType {
-        self.inner.frame_type()
-    }
-}
 
 #[test]
 fn partial_reads_read_only_the_blocks_they_need() {
@@ -202,11 +167,7 @@ fn partial_reads_read_only_the_blocks_they_need() {
         .cbytes;
     assert!(chunk_cbytes > 1 << 20, "{chunk_cbytes}");
 
-    let read = Arc::new(AtomicU64::new(0));
-    let io = Counting {
-        inner: Box::new(FileIo::open(&path, false).unwrap()),
-        read: read.clone(),
-    };
+    let (io, read) = Counting::open(&path);
     let s = SChunk::from_io(Box::new(io), OpenMode::Read, SyncPolicy::None).unwrap();
     let before = read.load(Ordering::SeqCst);
     let mut out = vec![0u8; 1000 * 8];
