@@ -46,12 +46,20 @@ pub fn compress(cparams: &CParams, src: &[u8], dst: &mut [u8]) -> Result<usize> 
 /// # Errors
 /// As [`compress`].
 pub fn compress_vec(cparams: &CParams, src: &[u8]) -> Result<Vec<u8>> {
+    compress_vec_ctx(&Context::global(), cparams, src)
+}
+
+/// [`compress_vec`] on the registry and runtime of `ctx`.
+///
+/// # Errors
+/// As [`compress`]; [`Error::MemoryAlloc`] when the output cannot be allocated.
+pub fn compress_vec_ctx(ctx: &Context<'_>, cparams: &CParams, src: &[u8]) -> Result<Vec<u8>> {
     let cap = max_compressed_len(src.len());
     let mut out = Vec::new();
     out.try_reserve_exact(cap)
         .map_err(|_| Error::MemoryAlloc(cap))?;
     out.resize(cap, 0);
-    let n = compress(cparams, src, &mut out)?;
+    let n = compress_ctx(ctx, cparams, src, &mut out)?;
     out.truncate(n);
     Ok(out)
 }

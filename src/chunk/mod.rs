@@ -24,7 +24,7 @@ mod special;
 mod split;
 
 pub use blocksize::{compute_blocksize, split_block};
-pub use compress::{compress, compress_ctx, compress_vec, max_compressed_len};
+pub use compress::{compress, compress_ctx, compress_vec, compress_vec_ctx, max_compressed_len};
 pub use decompress::{
     decompress, decompress_ctx, decompress_vec, decompress_vec_ctx, getitem, getitem_ctx, Decoder,
 };

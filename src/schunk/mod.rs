@@ -31,7 +31,8 @@
 pub mod values;
 
 use crate::chunk::{
-    compress_chunks, compress_vec, decompress_chunks, CParams, Context, DParams, SplitMode,
+    compress_chunks, compress_vec, compress_vec_ctx, decompress_chunks, CParams, Context, DParams,
+    SplitMode,
 };
 use crate::error::{Error, IoOp, Result};
 use crate::format::chunk::{ChunkHeader, SpecialType, MAX_BUFFERSIZE};
@@ -125,18 +126,6 @@ fn header_from(
     h.nthreads_c = nt(cparams.nthreads);
     h.nthreads_d = nt(dparams.nthreads);
     Ok(h)
-}
-
-/// Compresses `data` into a new vector with `ctx`.
-fn compress_ctx_vec(ctx: &Context<'_>, cparams: &CParams, data: &[u8]) -> Result<Vec<u8>> {
-    let cap = crate::chunk::max_compressed_len(data.len());
-    let mut out = Vec::new();
-    out.try_reserve_exact(cap)
-        .map_err(|_| Error::MemoryAlloc(cap))?;
-    out.resize(cap, 0);
-    let n = crate::chunk::compress_ctx(ctx, cparams, data, &mut out)?;
-    out.truncate(n);
-    Ok(out)
 }
 
 /// The cparams a frame header stores.
@@ -523,7 +512,7 @@ impl SChunk {
                 limit: MAX_BUFFERSIZE,
             });
         }
-        let chunk = compress_ctx_vec(&self.ctx, &self.cparams, data)?;
+        let chunk = compress_vec_ctx(&self.ctx, &self.cparams, data)?;
         self.append_chunk(&chunk)
     }
 
@@ -575,7 +564,7 @@ impl SChunk {
     /// # Errors
     /// As [`SChunk::update_chunk`] and [`SChunk::append_buffer`].
     pub fn update_buffer(&mut self, nchunk: usize, data: &[u8]) -> Result<()> {
-        let chunk = compress_ctx_vec(&self.ctx, &self.cparams, data)?;
+        let chunk = compress_vec_ctx(&self.ctx, &self.cparams, data)?;
         self.update_chunk(nchunk, &chunk)
     }
 
