@@ -90,7 +90,11 @@ fn header_macros_match_the_library() {
         );
         named += 1;
     }
-    assert_eq!(named, errors.len(), "strata.h defines codes the library does not name");
+    assert_eq!(
+        named,
+        errors.len(),
+        "strata.h defines codes the library does not name"
+    );
     let not_a_code = strata::Error::InvalidParam(String::new()).code();
     // SAFETY: NULL, 0 is a size query.
     let rc = unsafe { strata::ffi::error::strata_error_name(-9999, std::ptr::null_mut(), 0) };

@@ -159,6 +159,12 @@ fn lies_are_errors() {
             }),
         ),
         (
+            "chunk nbytes vs the frame's chunksize",
+            Box::new(move |f| {
+                f[hl + 4..hl + 8].copy_from_slice(&0x7fff_ffe0i32.to_le_bytes());
+            }),
+        ),
+        (
             "special kind",
             Box::new(move |f| {
                 let at = hl + cbytes(f);
@@ -170,6 +176,11 @@ fn lies_are_errors() {
         let mut b = f.clone();
         lie(&mut b);
         let e = open_and_read(&path, &b).expect_err(what);
+        if what.starts_with("chunk nbytes") {
+            let msg = e.to_string();
+            assert!(msg.contains("chunk 0 holds 2147483616 bytes"), "{msg}");
+            assert!(msg.contains("gives it 4000"), "{msg}");
+        }
         assert!(e.to_string().contains("lie.b2frame"), "{what}: {e}");
         assert!(
             [-11, -24, -13, -5, -6, -3, -17, -10].contains(&e.code()),

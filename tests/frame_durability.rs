@@ -46,9 +46,11 @@ enum Op {
     AppendMany,
     Insert,
     UpdateBigger,
+    UpdateSameSize,
     UpdateSmaller,
     UpdateToSpecial,
     UpdateFromSpecial,
+    UpdateMany,
     Delete,
     MetaUpdate,
     VlmetaAdd,
@@ -56,14 +58,16 @@ enum Op {
     VlmetaDelete,
 }
 
-const OPS: [Op; 12] = [
+const OPS: [Op; 14] = [
     Op::Append,
     Op::AppendMany,
     Op::Insert,
     Op::UpdateBigger,
+    Op::UpdateSameSize,
     Op::UpdateSmaller,
     Op::UpdateToSpecial,
     Op::UpdateFromSpecial,
+    Op::UpdateMany,
     Op::Delete,
     Op::MetaUpdate,
     Op::VlmetaAdd,
@@ -79,6 +83,11 @@ fn run(s: &mut SChunk, op: Op) -> strata::Result<()> {
             .map(drop),
         Op::Insert => s.insert_chunk(1, &big_chunk(54)).map(drop),
         Op::UpdateBigger => s.update_chunk(0, &big_chunk(55)),
+        Op::UpdateSameSize => {
+            let c = big_chunk(60);
+            assert_eq!(c.len(), big_chunk(1).len(), "the same stored size");
+            s.update_chunk(1, &c)
+        }
         Op::UpdateSmaller => s.update_chunk(
             2,
             &special_chunk(&cp(), SpecialType::Value, CS, Some(&[1, 2, 3, 4])).unwrap(),
@@ -88,6 +97,16 @@ fn run(s: &mut SChunk, op: Op) -> strata::Result<()> {
             &special_chunk(&cp(), SpecialType::Zero, CS, None).unwrap(),
         ),
         Op::UpdateFromSpecial => s.update_chunk(3, &chunk(56)),
+        Op::UpdateMany => {
+            let value = special_chunk(&cp(), SpecialType::Value, CS, Some(&[7, 7, 7, 7])).unwrap();
+            let zeros = special_chunk(&cp(), SpecialType::Zero, CS, None).unwrap();
+            s.update_chunks(&[
+                (2, &value),
+                (0, &big_chunk(57)),
+                (3, &chunk(58)),
+                (1, &zeros),
+            ])
+        }
         Op::Delete => s.delete_chunk(0).map(drop),
         Op::MetaUpdate => s.meta_update("m", &[0xaa, 0xbb]),
         Op::VlmetaAdd => s.vlmeta_set("new", &[5; 100], None),
@@ -291,7 +310,14 @@ fn contiguous_file() {
     let path = dir.path().join("f.b2frame");
     let base = build(&Location::Memory).to_cframe().unwrap();
     let layout = File { base, path };
-    for op in [Op::Append, Op::UpdateBigger, Op::Delete, Op::VlmetaUpdate] {
+    for op in [
+        Op::Append,
+        Op::UpdateBigger,
+        Op::UpdateSameSize,
+        Op::UpdateMany,
+        Op::Delete,
+        Op::VlmetaUpdate,
+    ] {
         check(&layout, op, "file");
     }
 }

@@ -37,7 +37,6 @@ fn pick2(data: &[u8], ncols: usize, rows: &[usize], cols: &[usize]) -> Vec<u8> {
     out
 }
 
-
 fn open_counting(path: &Path) -> (NdArray, Arc<AtomicU64>) {
     let (io, bytes) = Counting::open(path);
     let schunk = SChunk::from_io(Box::new(io), OpenMode::Read, SyncPolicy::None).unwrap();

@@ -654,9 +654,14 @@ fn handoff_cost() {
             let r = if pause.is_some() { reps.min(200) } else { reps };
             row.push(best(r, pause, &mut || {
                 rt.for_each_chunk_mut(&mut cbuf, 1, nthreads, |i, out| {
-                    lz4::block::compress_to_buffer(&src[i * half..(i + 1) * half], None, false, &mut out[0])
-                        .map(drop)
-                        .map_err(|e| Error::Data(e.to_string()))
+                    lz4::block::compress_to_buffer(
+                        &src[i * half..(i + 1) * half],
+                        None,
+                        false,
+                        &mut out[0],
+                    )
+                    .map(drop)
+                    .map_err(|e| Error::Data(e.to_string()))
                 })
                 .unwrap();
             }));

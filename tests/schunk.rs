@@ -138,7 +138,6 @@ fn single_chunk_over_the_blosc2_limit_is_an_error() {
     assert_eq!(s.nchunks(), 0);
 }
 
-
 #[test]
 fn partial_reads_read_only_the_blocks_they_need() {
     let dir = tempfile::tempdir().unwrap();
@@ -335,4 +334,122 @@ fn sparse_update_writes_a_new_chunk_file_and_removes_the_old() {
         ["00000002.chunk", "00000003.chunk", "chunks.b2frame"]
     );
     assert_eq!(s.decompress_chunk_vec(0).unwrap(), piece(9, CS));
+}
+
+/// The frame bytes of a super-chunk: the cframe, and for a sparse directory its chunk files.
+fn stored_bytes(loc: &Location, s: &SChunk) -> Vec<(String, Vec<u8>)> {
+    match loc {
+        Location::Dir(d) => {
+            let mut files: Vec<_> = std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| {
+                    let e = e.unwrap();
+                    (
+                        e.file_name().into_string().unwrap(),
+                        std::fs::read(e.path()).unwrap(),
+                    )
+                })
+                .collect();
+            files.sort();
+            files
+        }
+        Location::File(p) => vec![("file".into(), std::fs::read(p).unwrap())],
+        _ => vec![("cframe".into(), s.to_cframe().unwrap())],
+    }
+}
+
+#[test]
+fn update_chunks_is_one_commit_with_the_bytes_of_single_updates() {
+    let dir = tempfile::tempdir().unwrap();
+    let zeros = special_chunk(&cparams(4), SpecialType::Zero, CS, None).unwrap();
+    let value = special_chunk(&cparams(4), SpecialType::Value, CS, Some(&[1, 2, 3, 4])).unwrap();
+    let (big, other, last) = (chunk(20, CS), chunk(21, CS), chunk(22, 1000));
+    let small = compress_vec(&cparams(4), &[5; CS]).unwrap();
+    // Out of order, growing, shrinking, to and from special chunks.
+    let updates: Vec<(usize, &[u8])> = vec![
+        (5, &big),
+        (1, &zeros),
+        (2, &value),
+        (4, &other),
+        (0, &small),
+        (6, &last),
+    ];
+    for (k, layout) in ["mem", "file", "dir"].into_iter().enumerate() {
+        let loc = |which: &str| match layout {
+            "mem" => Location::Memory,
+            "file" => Location::File(dir.path().join(format!("{k}{which}.b2frame"))),
+            _ => Location::Dir(dir.path().join(format!("{k}{which}.b2frame"))),
+        };
+        let build = |l: &Location| {
+            let mut s = SChunk::create(l, &opts(4)).unwrap();
+            for i in 0..6 {
+                if i == 3 {
+                    s.append_chunk(&zeros).unwrap();
+                } else {
+                    s.append_chunk(&chunk(i, CS)).unwrap();
+                }
+            }
+            s.append_chunk(&chunk(6, 2000)).unwrap();
+            s.vlmeta_set("v", b"kept", None).unwrap();
+            s
+        };
+        let (la, lb) = (loc("a"), loc("b"));
+        let mut one_by_one = build(&la);
+        for &(n, c) in &updates {
+            one_by_one.update_chunk(n, c).unwrap();
+        }
+        let mut batched = build(&lb);
+        batched.update_chunks(&updates).unwrap();
+        assert_eq!(
+            stored_bytes(&la, &one_by_one),
+            stored_bytes(&lb, &batched),
+            "{layout}"
+        );
+        let mut want = Vec::new();
+        for (i, p) in [
+            vec![5u8; CS],
+            vec![0; CS],
+            [1, 2, 3, 4].repeat(CS / 4),
+            vec![0; CS],
+            piece(21, CS),
+            piece(20, CS),
+            piece(22, 1000),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            assert_eq!(
+                batched.decompress_chunk_vec(i).unwrap(),
+                p,
+                "{layout} chunk {i}"
+            );
+            want.extend(p);
+        }
+        assert_eq!(batched.nbytes(), want.len() as u64);
+        assert_eq!(batched.vlmeta("v").unwrap(), b"kept");
+        // Checked before anything is written: the frame is unchanged after each refusal.
+        let before = stored_bytes(&lb, &batched);
+        let twice = batched
+            .update_chunks(&[(0, &big), (0, &other)])
+            .unwrap_err();
+        assert_eq!(
+            twice.code(),
+            strata::Error::InvalidParam(String::new()).code()
+        );
+        let past = batched
+            .update_chunks(&[(0, &big), (7, &other)])
+            .unwrap_err();
+        assert_eq!(past.code(), -33, "{past}");
+        let short = batched.update_chunks(&[(1, &chunk(1, 1000))]).unwrap_err();
+        assert!(
+            short.to_string().contains("chunk 1 is not the last"),
+            "{short}"
+        );
+        assert_eq!(stored_bytes(&lb, &batched), before, "{layout}");
+        if let Location::File(p) | Location::Dir(p) = &lb {
+            batched.close().unwrap();
+            let r = SChunk::open(p, OpenMode::Read).unwrap();
+            assert_eq!(r.decompress_all().unwrap(), want, "{layout} reopened");
+        }
+    }
 }

@@ -87,7 +87,11 @@ impl SliceArgs {
     /// The slices for an array of `ndim` dimensions (a usage error for longer lists or a
     /// zero step).
     fn slices(&self, ndim: usize) -> Vec<Slice> {
-        for (name, list) in [("--start", &self.start), ("--stop", &self.stop), ("--step", &self.step)] {
+        for (name, list) in [
+            ("--start", &self.start),
+            ("--stop", &self.stop),
+            ("--step", &self.step),
+        ] {
             if list.len() > ndim {
                 usage_error(format!(
                     "{name} has {} values, the array has {ndim} dimensions",
@@ -153,11 +157,7 @@ pub struct SliceCmdArgs {
 const PRINT_LIMIT: usize = 1000;
 
 /// The b2nd parameters for data of `shape` and `dtype` from the command line's flags.
-fn array_params(
-    args: &ImportArgs,
-    shape: &[i64],
-    dtype: &str,
-) -> Result<ArrayParams> {
+fn array_params(args: &ImportArgs, shape: &[i64], dtype: &str) -> Result<ArrayParams> {
     let typesize = itemsize(dtype).unwrap_or_else(|e| usage_error(format!("--dtype: {e}")));
     if args.options.typesize.is_some() {
         usage_error("--typesize is the dtype's item size for arrays; give --dtype instead");
@@ -172,7 +172,10 @@ fn array_params(
         .cparams(&cparams)
         .overwrite(true);
     let ndim = shape.len();
-    for (name, given) in [("--chunkshape", &args.partitions.chunkshape), ("--blockshape", &args.partitions.blockshape)] {
+    for (name, given) in [
+        ("--chunkshape", &args.partitions.chunkshape),
+        ("--blockshape", &args.partitions.blockshape),
+    ] {
         if !given.is_empty() && given.len() != ndim {
             usage_error(format!(
                 "{name} has {} values, the array has {ndim} dimensions",
@@ -340,14 +343,18 @@ fn import_file(args: &ImportArgs) -> Result<Imported> {
             npy.shape.iter().map(|&d| d as i64).collect::<Vec<_>>(),
             npy.dtype.clone(),
         ),
-        (Some(_), _, _) => usage_error("--shape and --dtype are for raw input; a .npy file describes itself"),
+        (Some(_), _, _) => {
+            usage_error("--shape and --dtype are for raw input; a .npy file describes itself")
+        }
         (None, false, Some(dtype)) => (args.shape.clone(), dtype.clone()),
         (None, _, _) => usage_error("raw input needs --shape and --dtype (or give a .npy file)"),
     };
     let typesize = itemsize(&dtype).unwrap_or_else(|e| usage_error(format!("--dtype: {e}")));
     let needed = shape
         .iter()
-        .try_fold(typesize as u64, |acc, &d| u64::try_from(d).ok().and_then(|d| acc.checked_mul(d)))
+        .try_fold(typesize as u64, |acc, &d| {
+            u64::try_from(d).ok().and_then(|d| acc.checked_mul(d))
+        })
         .unwrap_or_else(|| usage_error(format!("--shape {shape:?} is negative or too large")));
     if input.nbytes != needed {
         bail!(
@@ -415,7 +422,11 @@ fn open_array(path: &Path, nthreads: usize) -> Result<NdArray> {
 }
 
 /// The selection's items in C order, its shape, and the time the read took.
-fn read_selection(arr: &NdArray, sel: &SliceArgs, path: &Path) -> Result<(Vec<u8>, Vec<usize>, f64)> {
+fn read_selection(
+    arr: &NdArray,
+    sel: &SliceArgs,
+    path: &Path,
+) -> Result<(Vec<u8>, Vec<usize>, f64)> {
     let slices = sel.slices(arr.ndim());
     let start = Instant::now();
     let (data, shape) = arr
@@ -426,7 +437,9 @@ fn read_selection(arr: &NdArray, sel: &SliceArgs, path: &Path) -> Result<(Vec<u8
 
 /// Writes `data` (C order, `shape`) as .npy when `path` ends in `.npy`, else raw.
 fn write_items(path: &Path, dtype: &str, shape: &[usize], data: &[u8]) -> Result<()> {
-    let is_npy = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+    let is_npy = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("npy"));
     let staged = Staged::new(path)?;
     if is_npy {
         let shape: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
@@ -523,7 +536,12 @@ pub fn slice(args: &SliceCmdArgs) -> Result<()> {
 
 /// Prints `items` (C order) as nested lists of `shape`, one innermost row per line, indented
 /// by depth as NumPy prints arrays.
-fn write_nested(out: &mut impl Write, shape: &[usize], items: &[String], depth: usize) -> Result<()> {
+fn write_nested(
+    out: &mut impl Write,
+    shape: &[usize],
+    items: &[String],
+    depth: usize,
+) -> Result<()> {
     match shape {
         [] => write!(out, "{}", items.first().map_or("", String::as_str))?,
         [_] => write!(out, "[{}]", items.join(", "))?,

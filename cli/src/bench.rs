@@ -5,8 +5,8 @@
 
 use crate::human;
 use crate::input::read_input;
-use crate::progress::bytes_bar;
 use crate::options::{filter_slots, parse_codec, parse_filter, CodecChoice, FilterSpec};
+use crate::progress::bytes_bar;
 use anyhow::{bail, Context, Result};
 use clap::{value_parser, Args};
 use serde_json::json;
@@ -212,8 +212,17 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     writeln!(
         out,
         "{:<8} {:>6} {:<14} {:>8} {:>8} {:>10} {:>10} {:>10} {:>8} {:>10} {:>10}  best",
-        "codec", "clevel", "filter", "typesize", "nthreads", "blocksize", "nbytes", "cbytes",
-        "cratio", "comp GB/s", "decomp GB/s"
+        "codec",
+        "clevel",
+        "filter",
+        "typesize",
+        "nthreads",
+        "blocksize",
+        "nbytes",
+        "cbytes",
+        "cratio",
+        "comp GB/s",
+        "decomp GB/s"
     )?;
     for (row, best) in rows.iter().zip(&best) {
         let num = |k: &str| row[k].as_f64().unwrap_or_default();

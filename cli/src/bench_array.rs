@@ -55,7 +55,8 @@ impl RawArray {
         let stride = self.shape[axis] * run;
         for o in 0..outer {
             let at = self.offset + (o * stride + index * run) as u64;
-            self.file.read_exact_at(&mut out[o * run..(o + 1) * run], at)?;
+            self.file
+                .read_exact_at(&mut out[o * run..(o + 1) * run], at)?;
         }
         Ok(())
     }
@@ -70,7 +71,13 @@ fn indices(len: usize, n: usize) -> Vec<usize> {
 
 /// A ratio with two significant digits: `0.012x`, `0.45x`, `3.8x`, `43x`.
 fn speedup(r: f64) -> String {
-    let digits = if r >= 10.0 { 0 } else if r >= 1.0 { 1 } else { (1.0 - r.log10().floor()) as usize };
+    let digits = if r >= 10.0 {
+        0
+    } else if r >= 1.0 {
+        1
+    } else {
+        (1.0 - r.log10().floor()) as usize
+    };
     format!("{r:.digits$}x")
 }
 
@@ -122,7 +129,12 @@ pub fn run(
             }
             let file = File::open(p).with_context(|| format!("cannot open {}", p.display()))?;
             let offset = file.metadata()?.len() - input.nbytes;
-            Ok(RawArray { file, offset, shape: shape.clone(), typesize: ts })
+            Ok(RawArray {
+                file,
+                offset,
+                shape: shape.clone(),
+                typesize: ts,
+            })
         })
         .transpose()?;
 
@@ -131,7 +143,9 @@ pub fn run(
     for _ in 0..runs.max(1) {
         cool(path)?;
         let start = Instant::now();
-        let data = arr.to_vec().with_context(|| format!("{name}: cannot decompress"))?;
+        let data = arr
+            .to_vec()
+            .with_context(|| format!("{name}: cannot decompress"))?;
         whole.push(start.elapsed().as_secs_f64());
         std::hint::black_box(&data);
     }
@@ -160,7 +174,9 @@ pub fn run(
                 raw.hyperplane(axis, index, &mut reference)?;
                 raw_t.push(start.elapsed().as_secs_f64());
                 if reference != out {
-                    bail!("{name}: the hyperplane at axis {axis} index {index} differs from the .npy");
+                    bail!(
+                        "{name}: the hyperplane at axis {axis} index {index} differs from the .npy"
+                    );
                 }
             }
         }
@@ -204,7 +220,11 @@ pub fn run(
     writeln!(
         out,
         "  page cache {}: whole array in {} ({})",
-        if cold { "cold (dropped before every read)" } else { "warm" },
+        if cold {
+            "cold (dropped before every read)"
+        } else {
+            "warm"
+        },
         human::duration(whole),
         human::speed(nbytes, whole)
     )?;

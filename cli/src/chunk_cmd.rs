@@ -9,9 +9,7 @@ use serde_json::json;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use strata::chunk::{
-    compress_vec, decompress_vec_ctx, Context as ChunkContext, DParams, Decoder,
-};
+use strata::chunk::{compress_vec, decompress_vec_ctx, Context as ChunkContext, DParams, Decoder};
 use strata::format::chunk::{
     ChunkHeader, B2FLAG_BIGENDIAN, B2FLAG_INSTR_CODEC, B2FLAG_LAZY, B2FLAG_USEDICT,
     EXTENDED_HEADER_LENGTH, FLAG_BITSHUFFLE, FLAG_DELTA, FLAG_DONT_SPLIT, FLAG_MEMCPYED,
@@ -290,9 +288,7 @@ pub fn info(path: &Path, as_json: bool) -> Result<()> {
     writeln!(
         out,
         "codec:        {} (id {}, meta {})",
-        codec_name,
-        h.compcode,
-        h.compcode_meta
+        codec_name, h.compcode, h.compcode_meta
     )?;
     writeln!(out, "filters:      {filters}")?;
     writeln!(out, "special:      {}", h.special.name())?;

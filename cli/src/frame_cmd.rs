@@ -135,7 +135,11 @@ pub fn compress(args: &CompressArgs) -> Result<()> {
         left -= n as u64;
         bar.inc(n as u64);
     }
-    let (nbytes, cbytes, nchunks) = (schunk.nbytes(), crate::info_cmd::stored_bytes(&schunk), schunk.nchunks());
+    let (nbytes, cbytes, nchunks) = (
+        schunk.nbytes(),
+        crate::info_cmd::stored_bytes(&schunk),
+        schunk.nchunks(),
+    );
     schunk
         .close()
         .with_context(|| format!("cannot finish {out}"))?;
@@ -163,7 +167,10 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
     let name = args.input.display();
     let mut schunk =
         SChunk::open(&args.input, OpenMode::Read).with_context(|| format!("cannot open {name}"))?;
-    if [METALAYER, LEGACY_METALAYER].iter().any(|m| schunk.meta(m).is_some()) {
+    if [METALAYER, LEGACY_METALAYER]
+        .iter()
+        .any(|m| schunk.meta(m).is_some())
+    {
         drop(schunk);
         return array_cmd::export_whole(&args.input, &args.output, args.nthreads, true);
     }

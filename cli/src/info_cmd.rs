@@ -49,7 +49,12 @@ pub fn is_frame(path: &Path) -> Result<bool> {
 
 /// Bytes a frame takes on disk: the frame file, plus the chunk files of a sparse frame.
 pub fn stored_bytes(schunk: &SChunk) -> u64 {
-    schunk.frame_len() + if schunk.is_sparse() { schunk.cbytes() } else { 0 }
+    schunk.frame_len()
+        + if schunk.is_sparse() {
+            schunk.cbytes()
+        } else {
+            0
+        }
 }
 
 /// A msgpack value as JSON: tuples as lists, binary as a hex string, maps with text keys.
@@ -100,7 +105,8 @@ fn layer_json(name: &str, content: &[u8], value: Option<Value>) -> Json {
 
 fn frame(path: &Path, as_json: bool) -> Result<()> {
     let name = path.display();
-    let schunk = SChunk::open(path, OpenMode::Read).with_context(|| format!("cannot open {name}"))?;
+    let schunk =
+        SChunk::open(path, OpenMode::Read).with_context(|| format!("cannot open {name}"))?;
     let registry = Registry::global();
     let cp = schunk.cparams();
     let filters: Vec<Json> = cp
@@ -193,12 +199,21 @@ fn frame(path: &Path, as_json: bool) -> Result<()> {
         writeln!(out, "{obj}")?;
         return Ok(());
     }
-    writeln!(out, "{}: {}", name, obj["kind"].as_str().unwrap_or_default())?;
+    writeln!(
+        out,
+        "{}: {}",
+        name,
+        obj["kind"].as_str().unwrap_or_default()
+    )?;
     if let Some(m) = &b2nd {
         writeln!(out, "  shape:        {:?}", m.shape)?;
         writeln!(out, "  chunkshape:   {:?}", m.chunkshape)?;
         writeln!(out, "  blockshape:   {:?}", m.blockshape)?;
-        writeln!(out, "  dtype:        {}", m.dtype.as_deref().unwrap_or("(none)"))?;
+        writeln!(
+            out,
+            "  dtype:        {}",
+            m.dtype.as_deref().unwrap_or("(none)")
+        )?;
     }
     writeln!(
         out,
@@ -227,7 +242,13 @@ fn frame(path: &Path, as_json: bool) -> Result<()> {
     )?;
     let filter_text: Vec<String> = filters
         .iter()
-        .map(|f| format!("{} (meta {})", f["name"].as_str().unwrap_or_default(), f["meta"]))
+        .map(|f| {
+            format!(
+                "{} (meta {})",
+                f["name"].as_str().unwrap_or_default(),
+                f["meta"]
+            )
+        })
         .collect();
     writeln!(
         out,

@@ -67,7 +67,9 @@ fn npy_header_bytes(reader: &mut impl Read) -> Result<Vec<u8>> {
             .split(',')
             .map(str::trim)
             .filter(|d| !d.is_empty())
-            .try_fold(1u64, |acc, d| d.parse::<u64>().ok().and_then(|d| acc.checked_mul(d)));
+            .try_fold(1u64, |acc, d| {
+                d.parse::<u64>().ok().and_then(|d| acc.checked_mul(d))
+            });
         if count.is_none() {
             bail!("the shape ({dims}) is not a count of items that fits in 64 bits");
         }
@@ -108,7 +110,8 @@ pub fn open_input(path: &Path) -> Result<InputFile> {
             npy: None,
         });
     }
-    let header_bytes = npy_header_bytes(&mut reader).with_context(|| format!("{name}: bad .npy header"))?;
+    let header_bytes =
+        npy_header_bytes(&mut reader).with_context(|| format!("{name}: bad .npy header"))?;
     let header = NpyHeader::from_reader(&mut &header_bytes[..])
         .with_context(|| format!("{name}: bad .npy header"))?;
     if header.order() == Order::Fortran {

@@ -18,8 +18,8 @@ mod netcdf;
 mod npy;
 mod options;
 mod output;
-mod progress;
 mod plugins_cmd;
+mod progress;
 mod system;
 
 use clap::{Parser, Subcommand};

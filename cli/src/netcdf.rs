@@ -38,7 +38,9 @@ fn dtype(data_type: &DataType) -> &'static str {
 }
 
 fn dtype_typesize(dtype: &str) -> usize {
-    dtype[2..].parse().expect("dtype strings here end in their size")
+    dtype[2..]
+        .parse()
+        .expect("dtype strings here end in their size")
 }
 
 /// The values as little-endian bytes.
@@ -63,7 +65,10 @@ fn attr_value(attr: &netcdf3::Attribute) -> Value {
     }
     match attr.data_type() {
         // Text, without the NULs C writers leave at the end.
-        DataType::U8 => json!(attr.get_as_string().unwrap_or_default().trim_end_matches('\0')),
+        DataType::U8 => json!(attr
+            .get_as_string()
+            .unwrap_or_default()
+            .trim_end_matches('\0')),
         DataType::I8 => one_or_list(attr.get_i8().unwrap_or_default()),
         DataType::I16 => one_or_list(attr.get_i16().unwrap_or_default()),
         DataType::I32 => one_or_list(attr.get_i32().unwrap_or_default()),
@@ -84,15 +89,25 @@ struct HeaderCheck<'a> {
 impl HeaderCheck<'_> {
     fn u32(&mut self, what: &str) -> Result<u32> {
         let end = self.pos + 4;
-        let v = self.b.get(self.pos..end).ok_or_else(|| anyhow!("the header ends inside {what}"))?;
+        let v = self
+            .b
+            .get(self.pos..end)
+            .ok_or_else(|| anyhow!("the header ends inside {what}"))?;
         self.pos = end;
         Ok(u32::from_be_bytes([v[0], v[1], v[2], v[3]]))
     }
 
     fn skip(&mut self, n: u64, what: &str) -> Result<()> {
-        let padded = n.checked_add(3).map(|n| n & !3).ok_or_else(|| anyhow!("{what} overflows"))?;
-        let end = (self.pos as u64).checked_add(padded).filter(|&e| e <= self.b.len() as u64);
-        self.pos = end.ok_or_else(|| anyhow!("{what} of {n} bytes runs past the end of the file"))? as usize;
+        let padded = n
+            .checked_add(3)
+            .map(|n| n & !3)
+            .ok_or_else(|| anyhow!("{what} overflows"))?;
+        let end = (self.pos as u64)
+            .checked_add(padded)
+            .filter(|&e| e <= self.b.len() as u64);
+        self.pos = end
+            .ok_or_else(|| anyhow!("{what} of {n} bytes runs past the end of the file"))?
+            as usize;
         Ok(())
     }
 
@@ -162,7 +177,10 @@ impl HeaderCheck<'_> {
                 let len = match dims.get(id) {
                     Some(0) => numrecs, // the record dimension
                     Some(&len) => len,
-                    None => bail!("a variable uses dimension {id}, the file has {}", dims.len()),
+                    None => bail!(
+                        "a variable uses dimension {id}, the file has {}",
+                        dims.len()
+                    ),
                 };
                 bytes = bytes.saturating_mul(u64::from(len));
             }
@@ -172,10 +190,14 @@ impl HeaderCheck<'_> {
             let _begin = if version == 1 {
                 u64::from(self.u32("a variable offset")?)
             } else {
-                (u64::from(self.u32("a variable offset")?) << 32) | u64::from(self.u32("a variable offset")?)
+                (u64::from(self.u32("a variable offset")?) << 32)
+                    | u64::from(self.u32("a variable offset")?)
             };
             if bytes.saturating_mul(size) > self.b.len() as u64 {
-                bail!("a variable claims {} bytes, more than the file holds", bytes.saturating_mul(size));
+                bail!(
+                    "a variable claims {} bytes, more than the file holds",
+                    bytes.saturating_mul(size)
+                );
             }
         }
         Ok(())
@@ -194,8 +216,8 @@ pub fn read(path: &Path) -> Result<Vec<Variable>> {
         .run()
         .with_context(|| format!("{name}: not a readable netCDF-3 file"))?;
     drop(bytes);
-    let mut reader = FileReader::open(path)
-        .map_err(|e| anyhow!("{name}: not a readable netCDF-3 file: {e}"))?;
+    let mut reader =
+        FileReader::open(path).map_err(|e| anyhow!("{name}: not a readable netCDF-3 file: {e}"))?;
     // The header first (names, shapes, attributes), then each variable's data.
     let mut vars: Vec<Variable> = reader
         .data_set()

@@ -21,7 +21,11 @@ pub fn header(dtype: &str, shape: &[i64]) -> Vec<u8> {
     };
     let mut dict = format!("{{'descr': {descr}, 'fortran_order': False, 'shape': {shape}, }}");
     // Version 1.0 has a 2-byte header length; the whole header is padded to 64 bytes.
-    let (version, len_bytes) = if dict.len() + 12 < 65_536 { (1u8, 2) } else { (2u8, 4) };
+    let (version, len_bytes) = if dict.len() + 12 < 65_536 {
+        (1u8, 2)
+    } else {
+        (2u8, 4)
+    };
     let prefix = 6 + 2 + len_bytes;
     while (prefix + dict.len() + 1) % 64 != 0 {
         dict.push(' ');
@@ -66,10 +70,12 @@ mod tests {
         );
         assert!(text.ends_with('\n'));
         let one = header("|u1", &[7]);
-        assert!(std::str::from_utf8(&one[10..]).unwrap().contains("'shape': (7,)"));
-        let rec = header("[('a', '<i4'), ('b', '<f8')]", &[]);
-        assert!(std::str::from_utf8(&rec[10..])
+        assert!(std::str::from_utf8(&one[10..])
             .unwrap()
-            .contains("'descr': [('a', '<i4'), ('b', '<f8')], 'fortran_order': False, 'shape': ()"));
+            .contains("'shape': (7,)"));
+        let rec = header("[('a', '<i4'), ('b', '<f8')]", &[]);
+        assert!(std::str::from_utf8(&rec[10..]).unwrap().contains(
+            "'descr': [('a', '<i4'), ('b', '<f8')], 'fortran_order': False, 'shape': ()"
+        ));
     }
 }

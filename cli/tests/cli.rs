@@ -642,7 +642,10 @@ fn bench_reports_every_configuration() {
             .filter(|r| r["best"].as_array().unwrap().iter().any(|b| b == label))
             .collect();
         assert_eq!(winners.len(), 1, "{label}");
-        let top = rows.iter().map(|r| r[key].as_f64().unwrap()).fold(0.0, f64::max);
+        let top = rows
+            .iter()
+            .map(|r| r[key].as_f64().unwrap())
+            .fold(0.0, f64::max);
         assert_eq!(winners[0][key].as_f64().unwrap(), top, "{label}");
     }
     // Comma-separated lists sweep the same way.
@@ -723,7 +726,13 @@ fn frames_round_trip_contiguous_and_sparse() {
         let frame = d.path(if sparse { "s.b2frame" } else { "c.b2frame" });
         let back = d.path("back.raw");
         let mut args = vec![
-            "compress", "--codec", "zstd", "--typesize", "4", "--chunk-bytes", "64K",
+            "compress",
+            "--codec",
+            "zstd",
+            "--typesize",
+            "4",
+            "--chunk-bytes",
+            "64K",
         ];
         if sparse {
             args.push("--sparse");
@@ -738,7 +747,11 @@ fn frames_round_trip_contiguous_and_sparse() {
         assert_eq!(info["codec"], "zstd");
         assert_eq!(
             info["kind"],
-            if sparse { "sparse frame" } else { "contiguous frame" }
+            if sparse {
+                "sparse frame"
+            } else {
+                "contiguous frame"
+            }
         );
         if sparse {
             for file in ["chunks.b2frame", "00000000.chunk", "00000002.chunk"] {
@@ -755,7 +768,13 @@ fn frame_of_zeros_is_special_chunks() {
     let d = Dir::new();
     let input = d.file("zeros.raw", &vec![0u8; 300_000]);
     let frame = d.path("z.b2frame");
-    ok(&strata(&["compress", "--chunk-bytes", "100000", &input, &frame]));
+    ok(&strata(&[
+        "compress",
+        "--chunk-bytes",
+        "100000",
+        &input,
+        &frame,
+    ]));
     let info = frame_json(&frame);
     assert_eq!(info["special_chunks"]["zero"], 3, "{info}");
     assert_eq!(info["cbytes"], 0);
@@ -767,24 +786,64 @@ fn frame_commands_refuse_bad_input() {
     let d = Dir::new();
     let input = d.file("in.raw", &sample());
     let frame = d.path("f.b2frame");
-    ok(&strata(&["compress", "--chunk-bytes", "32K", &input, &frame]));
+    ok(&strata(&[
+        "compress",
+        "--chunk-bytes",
+        "32K",
+        &input,
+        &frame,
+    ]));
     // An existing output is kept unless --force.
     fails_with(&strata(&["compress", &input, &frame]), 1, "--force");
     fails_with(&strata(&["decompress", &frame, &input]), 1, "--force");
     // Usage errors exit with 2.
-    fails_with(&strata(&["compress", "--chunk-bytes", "12X", &input, &frame]), 2, "12X");
-    fails_with(&strata(&["compress", "--chunk-bytes", "3", "--typesize", "4", "-f", &input, &frame]), 2, "typesize");
+    fails_with(
+        &strata(&["compress", "--chunk-bytes", "12X", &input, &frame]),
+        2,
+        "12X",
+    );
+    fails_with(
+        &strata(&[
+            "compress",
+            "--chunk-bytes",
+            "3",
+            "--typesize",
+            "4",
+            "-f",
+            &input,
+            &frame,
+        ]),
+        2,
+        "typesize",
+    );
     // A missing file, and every truncation of a frame: an error naming the file, no panic.
     let missing = d.path("missing.b2frame");
     fails_with(&strata(&["info", &missing]), 1, "missing.b2frame");
-    fails_with(&strata(&["decompress", &missing, &d.path("x")]), 1, "missing.b2frame");
+    fails_with(
+        &strata(&["decompress", &missing, &d.path("x")]),
+        1,
+        "missing.b2frame",
+    );
     let whole = read(&frame);
-    for len in [10, 86, 87, 200, whole.len() / 2, whole.len() - 25, whole.len() - 1] {
+    for len in [
+        10,
+        86,
+        87,
+        200,
+        whole.len() / 2,
+        whole.len() - 25,
+        whole.len() - 1,
+    ] {
         let cut = d.file("cut.b2frame", &whole[..len]);
         let out = strata(&["decompress", "-f", &cut, &d.path("x")]);
         fails_with(&out, 1, "cut.b2frame");
         let out = strata(&["info", &cut]);
-        assert_eq!(out.status.code(), Some(1), "info of {len} bytes: {}", stderr(&out));
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "info of {len} bytes: {}",
+            stderr(&out)
+        );
     }
 }
 
@@ -803,7 +862,8 @@ fn netcdf_file(d: &Dir) -> String {
     let path = d.path("small.nc");
     let mut w = FileWriter::create_new(&path).unwrap();
     w.set_def(&ds, Version::Classic, 0).unwrap();
-    w.write_var_i32("t", &(0..60).collect::<Vec<i32>>()).unwrap();
+    w.write_var_i32("t", &(0..60).collect::<Vec<i32>>())
+        .unwrap();
     w.write_var_f64("lat", &[-45.0, -15.0, 15.0, 45.0]).unwrap();
     w.close().unwrap();
     path
@@ -825,7 +885,10 @@ fn import_netcdf_then_export_slice_and_info() {
     let nc = netcdf_file(&d);
     let out = d.path("arrays");
     let report = ok(&strata(&["import", "--json", &nc, &out]));
-    let rows: Vec<serde_json::Value> = report.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let rows: Vec<serde_json::Value> = report
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["t", "lat"]);
     assert_eq!(rows[0]["shape"], serde_json::json!([3, 4, 5]));
@@ -841,16 +904,24 @@ fn import_netcdf_then_export_slice_and_info() {
         .map(|l| (l["name"].as_str().unwrap().to_owned(), l["value"].clone()))
         .collect();
     assert_eq!(vl["dims"], serde_json::json!(["time", "lat", "lon"]));
-    assert_eq!(vl["attrs"], serde_json::json!({"_FillValue": -999, "units": "K"}));
+    assert_eq!(
+        vl["attrs"],
+        serde_json::json!({"_FillValue": -999, "units": "K"})
+    );
     // The whole array in C order, then a slice with a step and a negative start.
     let whole = d.path("t.npy");
     ok(&strata(&["export", &t, &whole]));
     let (header, items) = npy_items(&whole);
-    assert!(header.contains("'descr': '<i4'") && header.contains("'shape': (3, 4, 5)"), "{header}");
+    assert!(
+        header.contains("'descr': '<i4'") && header.contains("'shape': (3, 4, 5)"),
+        "{header}"
+    );
     let want: Vec<u8> = (0..60i32).flat_map(|v| v.to_le_bytes()).collect();
     assert_eq!(items, want);
     let part = d.path("part.raw");
-    ok(&strata(&["export", "--start", "1,-2", "--stop", "3,4", "--step", "1,1,2", &t, &part]));
+    ok(&strata(&[
+        "export", "--start", "1,-2", "--stop", "3,4", "--step", "1,1,2", &t, &part,
+    ]));
     let want: Vec<u8> = [1usize, 2]
         .iter()
         .flat_map(|&i| [2usize, 3].map(move |j| (i, j)))
@@ -863,9 +934,18 @@ fn import_netcdf_then_export_slice_and_info() {
     ok(&strata(&["decompress", &t, &back]));
     assert_eq!(npy_items(&back).1, npy_items(&whole).1);
     // slice prints small selections.
-    let printed = ok(&strata(&["slice", &t, "--start", "2,3,3", "--stop", "3,4,5"]));
+    let printed = ok(&strata(&[
+        "slice", &t, "--start", "2,3,3", "--stop", "3,4,5",
+    ]));
     assert_eq!(printed, "shape [1, 1, 2] <i4\n[[[58, 59]]]\n");
-    let lat = ok(&strata(&["slice", &format!("{out}/lat.b2nd"), "--start", "1", "--stop", "3"]));
+    let lat = ok(&strata(&[
+        "slice",
+        &format!("{out}/lat.b2nd"),
+        "--start",
+        "1",
+        "--stop",
+        "3",
+    ]));
     assert_eq!(lat, "shape [2] <f8\n[-15, 15]\n");
     // The (5,5)[4:6,4:6] case through the CLI, and a selection wholly outside: empty.
     let outside = ok(&strata(&["slice", &t, "--start", "5", "--stop", "9"]));
@@ -879,7 +959,15 @@ fn import_npy_and_raw_with_partitions() {
     let npy_in = d.file("a.npy", &npy("'<u4'", "(200, 200)", false, &data));
     let arr = d.path("a.b2nd");
     ok(&strata(&[
-        "import", "--codec", "lz4", "--chunkshape", "100,64", "--blockshape", "25,16", &npy_in, &arr,
+        "import",
+        "--codec",
+        "lz4",
+        "--chunkshape",
+        "100,64",
+        "--blockshape",
+        "25,16",
+        &npy_in,
+        &arr,
     ]));
     let info = frame_json(&arr);
     assert_eq!(info["b2nd"]["chunkshape"], serde_json::json!([100, 64]));
@@ -892,24 +980,52 @@ fn import_npy_and_raw_with_partitions() {
     // Raw bytes need --shape and --dtype; the sizes must agree.
     let raw = d.file("a.bin", &data);
     let arr2 = d.path("b.b2nd");
-    ok(&strata(&["import", "--shape", "40000", "--dtype", "<u4", &raw, &arr2]));
+    ok(&strata(&[
+        "import", "--shape", "40000", "--dtype", "<u4", &raw, &arr2,
+    ]));
     ok(&strata(&["export", "-f", &arr2, &back]));
     assert_eq!(read(&back), data);
-    fails_with(&strata(&["import", &raw, &d.path("c.b2nd")]), 2, "--shape and --dtype");
     fails_with(
-        &strata(&["import", "--shape", "7", "--dtype", "<u4", &raw, &d.path("c.b2nd")]),
+        &strata(&["import", &raw, &d.path("c.b2nd")]),
+        2,
+        "--shape and --dtype",
+    );
+    fails_with(
+        &strata(&[
+            "import",
+            "--shape",
+            "7",
+            "--dtype",
+            "<u4",
+            &raw,
+            &d.path("c.b2nd"),
+        ]),
         1,
         "a.bin",
     );
     fails_with(
-        &strata(&["import", "--shape", "40000", "--dtype", "<q9", &raw, &d.path("c.b2nd")]),
+        &strata(&[
+            "import",
+            "--shape",
+            "40000",
+            "--dtype",
+            "<q9",
+            &raw,
+            &d.path("c.b2nd"),
+        ]),
         2,
         "<q9",
     );
-    fails_with(&strata(&["import", "--chunkshape", "10", &npy_in, &d.path("c.b2nd")]), 2, "--chunkshape");
+    fails_with(
+        &strata(&["import", "--chunkshape", "10", &npy_in, &d.path("c.b2nd")]),
+        2,
+        "--chunkshape",
+    );
     fails_with(&strata(&["import", &npy_in, &arr]), 1, "--force");
     // The benchmark of an array reads the same hyperplanes as the .npy.
-    let bench = ok(&strata(&["bench", "--json", "--runs", "1", &arr, "--npy", &npy_in]));
+    let bench = ok(&strata(&[
+        "bench", "--json", "--runs", "1", &arr, "--npy", &npy_in,
+    ]));
     let b: serde_json::Value = serde_json::from_str(&bench).unwrap();
     assert_eq!(b["hyperplanes"].as_array().unwrap().len(), 2);
     // A row crosses 4 chunks of 64 columns: 4 blocks of 16 columns in each of the first three,
@@ -926,9 +1042,21 @@ fn array_commands_refuse_bad_input() {
     fails_with(&strata(&["slice", &arr]), 2, "--start");
     fails_with(&strata(&["slice", &arr, "--start", "0,0,0"]), 2, "3 values");
     fails_with(&strata(&["slice", &arr, "--step", "0"]), 2, "0");
-    fails_with(&strata(&["slice", &arr, "--start", "0"]), 1, "more than the 1000");
-    fails_with(&strata(&["export", &d.path("none.b2nd"), &d.path("x.npy")]), 1, "none.b2nd");
-    fails_with(&strata(&["import", &d.path("none.nc"), &d.path("x")]), 1, "none.nc");
+    fails_with(
+        &strata(&["slice", &arr, "--start", "0"]),
+        1,
+        "more than the 1000",
+    );
+    fails_with(
+        &strata(&["export", &d.path("none.b2nd"), &d.path("x.npy")]),
+        1,
+        "none.b2nd",
+    );
+    fails_with(
+        &strata(&["import", &d.path("none.nc"), &d.path("x")]),
+        1,
+        "none.nc",
+    );
     // A netCDF file cut short, and a .b2nd cut short: errors naming the file.
     let nc = netcdf_file(&d);
     let whole = read(&nc);
@@ -937,10 +1065,27 @@ fn array_commands_refuse_bad_input() {
     let bytes = read(&arr);
     for len in [50, 100, bytes.len() / 2, bytes.len() - 1] {
         let cut = d.file("cut.b2nd", &bytes[..len]);
-        fails_with(&strata(&["export", "-f", &cut, &d.path("x.npy")]), 1, "cut.b2nd");
-        fails_with(&strata(&["slice", &cut, "--start", "0,0", "--stop", "1,1"]), 1, "cut.b2nd");
+        fails_with(
+            &strata(&["export", "-f", &cut, &d.path("x.npy")]),
+            1,
+            "cut.b2nd",
+        );
+        fails_with(
+            &strata(&["slice", &cut, "--start", "0,0", "--stop", "1,1"]),
+            1,
+            "cut.b2nd",
+        );
     }
-    fails_with(&strata(&["bench", &arr, "--npy", &d.file("w.npy", &npy("'<u2'", "(10,)", false, &[0; 20]))]), 1, "w.npy");
+    fails_with(
+        &strata(&[
+            "bench",
+            &arr,
+            "--npy",
+            &d.file("w.npy", &npy("'<u2'", "(10,)", false, &[0; 20])),
+        ]),
+        1,
+        "w.npy",
+    );
 }
 
 #[test]
@@ -953,7 +1098,16 @@ fn outputs_are_staged_and_inputs_never_overwritten() {
     let good = read(&frame);
     // A compression that fails leaves the old output as it was, and no partial file.
     fails_with(
-        &strata(&["compress", "-f", "--typesize", "4", "--filter", "trunc_prec:99", &raw, &frame]),
+        &strata(&[
+            "compress",
+            "-f",
+            "--typesize",
+            "4",
+            "--filter",
+            "trunc_prec:99",
+            &raw,
+            &frame,
+        ]),
         1,
         "",
     );
@@ -964,22 +1118,40 @@ fn outputs_are_staged_and_inputs_never_overwritten() {
         .collect();
     assert!(names.iter().all(|n| !n.contains("partial")), "{names:?}");
     // The output may not be the input, whatever --force says, and under any name.
-    fails_with(&strata(&["decompress", "-f", &frame, &frame]), 1, "is the input");
+    fails_with(
+        &strata(&["decompress", "-f", &frame, &frame]),
+        1,
+        "is the input",
+    );
     let link = d.path("link.b2frame");
     std::fs::hard_link(&frame, &link).unwrap();
-    fails_with(&strata(&["decompress", "-f", &frame, &link]), 1, "is the input");
+    fails_with(
+        &strata(&["decompress", "-f", &frame, &link]),
+        1,
+        "is the input",
+    );
     assert_eq!(read(&frame), good);
     let npy_in = d.file("a.npy", &npy("'<u4'", "(200, 200)", false, &data));
     let arr = d.path("a.b2nd");
     ok(&strata(&["import", &npy_in, &arr]));
     let arr_bytes = read(&arr);
     fails_with(&strata(&["export", "-f", &arr, &arr]), 1, "is the input");
-    fails_with(&strata(&["slice", &arr, "--start", "0", "-o", &arr]), 1, "is the input");
+    fails_with(
+        &strata(&["slice", &arr, "--start", "0", "-o", &arr]),
+        1,
+        "is the input",
+    );
     // slice -o keeps an existing file unless --force.
     let out = d.file("existing.npy", b"keep me");
-    fails_with(&strata(&["slice", &arr, "--start", "0", "--stop", "1", "-o", &out]), 1, "--force");
+    fails_with(
+        &strata(&["slice", &arr, "--start", "0", "--stop", "1", "-o", &out]),
+        1,
+        "--force",
+    );
     assert_eq!(read(&out), b"keep me");
-    ok(&strata(&["slice", &arr, "--start", "0", "--stop", "1", "-o", &out, "--force"]));
+    ok(&strata(&[
+        "slice", &arr, "--start", "0", "--stop", "1", "-o", &out, "--force",
+    ]));
     assert_eq!(npy_items(&out).1, data[..800]);
     assert_eq!(read(&arr), arr_bytes);
 }
@@ -990,14 +1162,24 @@ fn lying_headers_are_errors_and_bad_arguments_usage_errors() {
     // A .npy whose shape overflows 64 bits.
     let lie = d.file(
         "lie.npy",
-        &npy("'<f8'", "(4294967296, 4294967296, 4294967296)", false, &[0; 16]),
+        &npy(
+            "'<f8'",
+            "(4294967296, 4294967296, 4294967296)",
+            false,
+            &[0; 16],
+        ),
     );
     for cmd in ["import", "compress"] {
         fails_with(&strata(&[cmd, &lie, &d.path("o")]), 1, "lie.npy");
     }
     // A netCDF header whose counts and lengths lie: errors, no huge allocation, no hang.
     let nc = read(&netcdf_file(&d));
-    for (at, value) in [(12usize, 0x7fff_ffffu32), (12, 0x4000_0000), (20, 0x7fff_ffff), (40, 0x7fff_ffff)] {
+    for (at, value) in [
+        (12usize, 0x7fff_ffffu32),
+        (12, 0x4000_0000),
+        (20, 0x7fff_ffff),
+        (40, 0x7fff_ffff),
+    ] {
         let mut bad = nc.clone();
         bad[at..at + 4].copy_from_slice(&value.to_be_bytes());
         let path = d.file("bad.nc", &bad);
@@ -1013,7 +1195,16 @@ fn lying_headers_are_errors_and_bad_arguments_usage_errors() {
         vec!["--shape", "4294967296,4294967296", "--dtype", "<u4"],
         vec!["--shape", "40000", "--dtype", "O"],
         vec!["--shape", "40000", "--dtype", "<u4", "--chunkshape", "0"],
-        vec!["--shape", "40000", "--dtype", "<u4", "--chunkshape", "100", "--blockshape", "200"],
+        vec![
+            "--shape",
+            "40000",
+            "--dtype",
+            "<u4",
+            "--chunkshape",
+            "100",
+            "--blockshape",
+            "200",
+        ],
         vec!["--shape", "40000", "--dtype", "<u4", "--typesize", "2"],
     ] {
         let mut cmd = vec!["import"];
@@ -1022,6 +1213,10 @@ fn lying_headers_are_errors_and_bad_arguments_usage_errors() {
         let out = strata(&cmd);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
     }
-    fails_with(&strata(&["compress", "--chunk-bytes", "5G", &raw, &d.path("y")]), 2, "--chunk-bytes");
+    fails_with(
+        &strata(&["compress", "--chunk-bytes", "5G", &raw, &d.path("y")]),
+        2,
+        "--chunk-bytes",
+    );
     assert!(!std::path::Path::new(&d.path("y")).exists());
 }

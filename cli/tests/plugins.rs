@@ -112,7 +112,10 @@ fn codec_and_filter_options_take_plugin_names_and_ids() {
         let bytes = std::fs::read(&chunk).unwrap();
         assert_eq!(bytes[22], 244);
         assert!(bytes.len() < 1000);
-        let info = strata(dir.path(), &["chunk", "info", "--json", chunk.to_str().unwrap()]);
+        let info = strata(
+            dir.path(),
+            &["chunk", "info", "--json", chunk.to_str().unwrap()],
+        );
         let info: serde_json::Value = serde_json::from_slice(&info.stdout).unwrap();
         assert_eq!(info["codec"], "example_rle");
         let out = strata(

@@ -323,7 +323,9 @@ fn compress_blocks(
             }
             let (n, zero_runs) =
                 compress_block(plan, src, nblock, dict, &mut scratch, &mut block[..need])?
-                .ok_or_else(|| Error::Data("a block did not fit in its worst-case size".into()))?;
+                    .ok_or_else(|| {
+                        Error::Data("a block did not fit in its worst-case size".into())
+                    })?;
             if place(nblock, &block[..n], zero_runs, &mut pos, &mut scratch)?.is_none() {
                 return Ok(None);
             }
@@ -337,8 +339,9 @@ fn compress_blocks(
         if buf.len() < slot * plan.nblocks {
             buf.resize(slot * plan.nblocks, 0);
         }
-        let written: Vec<(AtomicUsize, AtomicBool)> =
-            (0..plan.nblocks).map(|_| (AtomicUsize::new(0), AtomicBool::new(false))).collect();
+        let written: Vec<(AtomicUsize, AtomicBool)> = (0..plan.nblocks)
+            .map(|_| (AtomicUsize::new(0), AtomicBool::new(false)))
+            .collect();
         runtime.for_each_chunk_mut_init(
             &mut buf[..slot * plan.nblocks],
             slot,
@@ -357,7 +360,15 @@ fn compress_blocks(
         // The job has ended: every task's stores happen before this point.
         for (nblock, (n, z)) in written.iter().enumerate() {
             let block = &buf[nblock * slot..nblock * slot + n.load(Ordering::Relaxed)];
-            if place(nblock, block, z.load(Ordering::Relaxed), &mut pos, &mut scratch)?.is_none() {
+            if place(
+                nblock,
+                block,
+                z.load(Ordering::Relaxed),
+                &mut pos,
+                &mut scratch,
+            )?
+            .is_none()
+            {
                 return Ok(None);
             }
         }

@@ -647,7 +647,11 @@ impl<'a> Decoder<'a> {
             .filters
             .iter()
             .any(|(f, _)| f.id() != filter_id::TRUNC_PREC);
-        if undo || self.nstreams(blen) != 1 || !from.is_multiple_of(ts) || !out.len().is_multiple_of(ts) {
+        if undo
+            || self.nstreams(blen) != 1
+            || !from.is_multiple_of(ts)
+            || !out.len().is_multiple_of(ts)
+        {
             return Ok(false);
         }
         let Some(codec) = self.codec.as_deref() else {

@@ -18,19 +18,25 @@ pub(crate) struct Scratch(Option<[Vec<u8>; 2]>);
 
 /// Takes a pair of buffers from this thread's pool (or new empty ones).
 pub(crate) fn take() -> Scratch {
-    Scratch(Some(POOL.with(|p| p.borrow_mut().pop()).unwrap_or_default()))
+    Scratch(Some(
+        POOL.with(|p| p.borrow_mut().pop()).unwrap_or_default(),
+    ))
 }
 
 impl Deref for Scratch {
     type Target = [Vec<u8>; 2];
     fn deref(&self) -> &Self::Target {
-        self.0.as_ref().unwrap_or_else(|| unreachable!("present until dropped"))
+        self.0
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("present until dropped"))
     }
 }
 
 impl DerefMut for Scratch {
     fn deref_mut(&mut self) -> &mut Self::Target {
-        self.0.as_mut().unwrap_or_else(|| unreachable!("present until dropped"))
+        self.0
+            .as_mut()
+            .unwrap_or_else(|| unreachable!("present until dropped"))
     }
 }
 

@@ -31,7 +31,11 @@ pub struct Lz4;
 /// Decodes one raw LZ4 block into `dst`, returning the bytes written; shared by [`Lz4`] and
 /// the LZ4HC codec.
 pub(crate) fn decompress_block(src: &[u8], dst: &mut [u8]) -> Result<usize> {
-    match ::lz4::block::decompress_to_buffer(src, Some(i32::try_from(dst.len()).unwrap_or(i32::MAX)), dst) {
+    match ::lz4::block::decompress_to_buffer(
+        src,
+        Some(i32::try_from(dst.len()).unwrap_or(i32::MAX)),
+        dst,
+    ) {
         Ok(n) => Ok(n),
         Err(e) => Err(Error::Data(format!("lz4: {e}"))),
     }

@@ -291,7 +291,10 @@ mod tests {
             assert_eq!(err.code(), -11, "length {len}: {err}");
         }
         for len in EXAMPLE.len() - 8..EXAMPLE.len() {
-            assert_eq!(B2ndMeta::from_bytes(&EXAMPLE[..len]).unwrap_err().code(), -11);
+            assert_eq!(
+                B2ndMeta::from_bytes(&EXAMPLE[..len]).unwrap_err().code(),
+                -11
+            );
         }
     }
 

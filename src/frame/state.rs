@@ -469,14 +469,34 @@ impl Frame {
         Ok((h, cb))
     }
 
+    /// Stored chunk `n` at offset `off`: its object, position, 32-byte header and cbytes.
+    /// In a fixed-chunksize frame the chunk must hold the bytes the frame gives it (the
+    /// chunksize, less for the last chunk): a chunk whose header says otherwise is corrupt,
+    /// and is refused before anything is sized from its header.
+    fn stored_chunk(&self, n: usize, off: u64) -> Result<(Obj, u64, [u8; 32], usize)> {
+        let (obj, pos, room) = self.stored_at(off)?;
+        let (h32, cb) = self.stored_header(obj, pos, room)?;
+        if let Some(want) = self.fixed_nbytes(n) {
+            let nb = i32::from_le_bytes([h32[4], h32[5], h32[6], h32[7]]);
+            if usize::try_from(nb).ok() != Some(want) {
+                return Err(Error::Frame {
+                    path: self.io.path(obj),
+                    what: format!(
+                        "chunk {n} holds {nb} bytes, the frame's chunksize gives it {want}"
+                    ),
+                });
+            }
+        }
+        Ok((obj, pos, h32, cb))
+    }
+
     /// The header of chunk `n` (32 bytes read for a stored chunk); `cbytes` is the stored
     /// size (32 for a special chunk rebuilt).
     pub fn chunk_header(&self, n: usize) -> Result<ChunkHeader> {
         match self.chunk_loc(n)? {
             ChunkLoc::Special(_) => ChunkHeader::parse(&self.read_chunk(n)?),
             ChunkLoc::Stored(off) => {
-                let (obj, pos, room) = self.stored_at(off)?;
-                let (h32, cb) = self.stored_header(obj, pos, room)?;
+                let (obj, _, h32, cb) = self.stored_chunk(n, off)?;
                 let mut probe = h32;
                 probe[12..16].copy_from_slice(&(EXTENDED_HEADER_LENGTH as i32).to_le_bytes());
                 let mut h =
@@ -498,8 +518,7 @@ impl Frame {
                     .map_err(|e| Error::header(e).in_frame(&self.path()))
             }
             ChunkLoc::Stored(off) => {
-                let (obj, pos, room) = self.stored_at(off)?;
-                let (_, cb) = self.stored_header(obj, pos, room)?;
+                let (obj, pos, _, cb) = self.stored_chunk(n, off)?;
                 let mut out = vec![0u8; cb];
                 self.io.read_at(obj, pos, &mut out)?;
                 Ok(out)
@@ -518,7 +537,7 @@ impl Frame {
         range: Range<usize>,
         dst: &mut [u8],
     ) -> Result<usize> {
-        let (obj, pos, room) = match self.chunk_loc(n)? {
+        let (obj, pos, h32, cb) = match self.chunk_loc(n)? {
             ChunkLoc::Special(_) => {
                 let c = self.read_chunk(n)?;
                 return Decoder::new(ctx.registry, &c)?.decompress_range_on(
@@ -528,10 +547,9 @@ impl Frame {
                     dst,
                 );
             }
-            ChunkLoc::Stored(off) => self.stored_at(off)?,
+            ChunkLoc::Stored(off) => self.stored_chunk(n, off)?,
         };
         let path = self.io.path(obj);
-        let (h32, cb) = self.stored_header(obj, pos, room)?;
         let mut probe = h32;
         probe[12..16].copy_from_slice(&(EXTENDED_HEADER_LENGTH as i32).to_le_bytes());
         let hdr = ChunkHeader::parse(&probe).map_err(|e| e.in_frame(&path))?;
@@ -582,14 +600,13 @@ impl Frame {
     /// (see [`Frame::partial_image`]). Chunks that are special, small, memcpyed, VL-block or
     /// use a dictionary come whole.
     pub fn lazy_chunk(&self, n: usize, nblocks: &[usize], out: &mut Vec<u8>) -> Result<()> {
-        let (obj, pos, room) = match self.chunk_loc(n)? {
+        let (obj, pos, h32, cb) = match self.chunk_loc(n)? {
             ChunkLoc::Special(_) => {
                 *out = self.read_chunk(n)?;
                 return Ok(());
             }
-            ChunkLoc::Stored(off) => self.stored_at(off)?,
+            ChunkLoc::Stored(off) => self.stored_chunk(n, off)?,
         };
-        let (h32, cb) = self.stored_header(obj, pos, room)?;
         let mut probe = h32;
         probe[12..16].copy_from_slice(&(EXTENDED_HEADER_LENGTH as i32).to_le_bytes());
         let hdr = ChunkHeader::parse(&probe).map_err(|e| e.in_frame(&self.io.path(obj)))?;
@@ -870,118 +887,195 @@ impl Frame {
                 }
                 let mut offsets = self.offsets.clone();
                 offsets.splice(n..n, entries);
-                self.commit_sparse(&files, offsets, header, self.trailer.clone(), None, 0)
+                self.commit_sparse(&files, offsets, header, self.trailer.clone(), &[], 0)
             }
         }
     }
 
     /// Replaces chunk `n` by `chunk`.
     pub fn update(&mut self, n: usize, chunk: &NewChunk<'_>) -> Result<()> {
+        self.update_many(&[(n, chunk)])
+    }
+
+    /// Replaces several chunks in one commit: the store holds either the old frame or the
+    /// new one, never a mix. The bytes are those of replacing the chunks one at a time, in
+    /// the order given: each stored chunk is rewritten where it was (the bytes after it
+    /// move), a chunk that was special goes to the end of the data section (a new file in a
+    /// sparse frame).
+    pub fn update_many(&mut self, updates: &[(usize, &NewChunk<'_>)]) -> Result<()> {
         self.check_writable()?;
         let nchunks = self.nchunks();
-        let old_nbytes = self.chunk_nbytes(n)?;
         let cs = self.header.chunksize;
-        if n + 1 < nchunks && chunk.nbytes as i64 != i64::from(cs) {
-            return Err(Error::ChunkUpdate(format!(
-                "chunk {n} is not the last: it must hold the chunksize {cs} bytes, not {}",
-                chunk.nbytes
-            )));
-        }
-        if chunk.nbytes as i64 > i64::from(cs) && nchunks > 1 {
-            return Err(Error::ChunkUpdate(format!(
-                "chunk of {} bytes exceeds the chunksize {cs}",
-                chunk.nbytes
-            )));
-        }
         let mut header = self.header.clone();
-        if nchunks == 1 {
-            header.chunksize = chunk.nbytes as i32;
+        let mut seen = vec![false; nchunks];
+        for &(n, chunk) in updates {
+            let old_nbytes = self.chunk_nbytes(n)?;
+            if std::mem::replace(&mut seen[n], true) {
+                return Err(Error::InvalidParam(format!(
+                    "chunk {n} is updated twice in one batch"
+                )));
+            }
+            if n + 1 < nchunks && chunk.nbytes as i64 != i64::from(cs) {
+                return Err(Error::ChunkUpdate(format!(
+                    "chunk {n} is not the last: it must hold the chunksize {cs} bytes, not {}",
+                    chunk.nbytes
+                )));
+            }
+            if chunk.nbytes as i64 > i64::from(cs) && nchunks > 1 {
+                return Err(Error::ChunkUpdate(format!(
+                    "chunk of {} bytes exceeds the chunksize {cs}",
+                    chunk.nbytes
+                )));
+            }
+            if nchunks == 1 {
+                header.chunksize = chunk.nbytes as i32;
+            }
+            header.nbytes += chunk.nbytes as i64 - old_nbytes as i64;
         }
-        header.nbytes += chunk.nbytes as i64 - old_nbytes as i64;
-        let new_entry = chunk.special.map(encode_special).transpose()?;
-        let mut offsets = self.offsets.clone();
         match self.kind {
-            FrameType::Contiguous => {
-                let hl = self.header.header_len as u64;
-                let c0 = self.data_len();
-                let (p, pieces) = match self.chunk_loc(n)? {
-                    ChunkLoc::Special(_) => {
-                        let mut pieces = Vec::new();
-                        offsets[n] = match new_entry {
-                            Some(e) => e,
-                            None => {
-                                pieces.push(Piece::New(chunk.bytes));
-                                c0 as i64
-                            }
-                        };
-                        header.cbytes = (c0 + chunk.stored_len()) as i64;
-                        (hl + c0, pieces)
-                    }
-                    ChunkLoc::Stored(o) => {
-                        let (obj, pos, room) = self.stored_at(o)?;
-                        let (_, ocb) = self.stored_header(obj, pos, room)?;
-                        // C-Blosc2 counts an old chunk of exactly 32 bytes as 0.
-                        let ocb = if ocb == EXTENDED_HEADER_LENGTH {
-                            0
-                        } else {
-                            ocb as u64
-                        };
-                        let new_len = chunk.stored_len();
-                        let delta = new_len as i64 - ocb as i64;
-                        let mut pieces = Vec::new();
-                        offsets[n] = match new_entry {
-                            Some(e) => e,
-                            None => {
-                                pieces.push(Piece::New(chunk.bytes));
-                                o as i64
-                            }
-                        };
-                        let tail = o + ocb;
-                        pieces.push(Piece::Old {
-                            pos: hl + tail,
-                            len: c0 - tail,
-                        });
-                        for (i, v) in offsets.iter_mut().enumerate() {
-                            if i != n && *v >= 0 && *v as u64 > o {
-                                *v += delta;
-                            }
-                        }
-                        header.cbytes = (c0 as i64 + delta).max(0);
-                        (hl + o, pieces)
-                    }
-                };
-                let trailer = self.trailer.clone();
-                self.commit_contiguous(Plan {
-                    p,
-                    pieces,
-                    offsets: Some(offsets),
-                    room: 0,
-                    header,
-                    trailer,
-                })
-            }
-            FrameType::Sparse => {
-                let old = self.chunk_loc(n)?;
-                if let ChunkLoc::Stored(id) = old {
-                    header.cbytes -= self.stored_len_sparse(id)?;
+            FrameType::Contiguous => self.update_contiguous(updates, header),
+            FrameType::Sparse => self.update_sparse(updates, header),
+        }
+    }
+
+    /// [`Frame::update_many`] for a contiguous frame, the updates checked.
+    fn update_contiguous(
+        &mut self,
+        updates: &[(usize, &NewChunk<'_>)],
+        mut header: FrameHeader,
+    ) -> Result<()> {
+        let hl = self.header.header_len as u64;
+        let c0 = self.data_len();
+        let mut offsets = self.offsets.clone();
+        // Stored chunks replaced in place, by position: (offset, old stored length, update).
+        let mut in_place = Vec::new();
+        // Chunks that were special, in the order given.
+        let mut appended = Vec::new();
+        for (i, &(n, _)) in updates.iter().enumerate() {
+            match self.chunk_loc(n)? {
+                ChunkLoc::Special(_) => appended.push(i),
+                ChunkLoc::Stored(o) => {
+                    let (obj, pos, room) = self.stored_at(o)?;
+                    let (_, ocb) = self.stored_header(obj, pos, room)?;
+                    // C-Blosc2 counts an old chunk of exactly 32 bytes as 0.
+                    let ocb = if ocb == EXTENDED_HEADER_LENGTH {
+                        0
+                    } else {
+                        ocb as u64
+                    };
+                    in_place.push((o, ocb, i));
                 }
-                let mut files = Vec::new();
-                offsets[n] = match new_entry {
-                    Some(e) => e,
-                    None => {
-                        let id = self.next_sparse_id();
-                        files.push((id, chunk.bytes));
-                        header.cbytes += chunk.bytes.len() as i64;
-                        id as i64
-                    }
-                };
-                let remove = match old {
-                    ChunkLoc::Stored(id) => Some(id),
-                    ChunkLoc::Special(_) => None,
-                };
-                self.commit_sparse(&files, offsets, header, self.trailer.clone(), remove, 0)
             }
         }
+        in_place.sort_unstable_by_key(|&(o, _, _)| o);
+        if in_place
+            .windows(2)
+            .any(|w| w[0].0 == w[1].0 || w[0].0 + w[0].1 > w[1].0)
+        {
+            // Index entries sharing bytes: replace them one at a time.
+            for &(n, chunk) in updates {
+                self.update_many(&[(n, chunk)])?;
+            }
+            return Ok(());
+        }
+        let p = in_place.first().map_or(c0, |&(o, _, _)| o);
+        let mut pieces = Vec::new();
+        let mut cursor = p;
+        // Offsets at or past `ends[j]` move by `shifts[j]`, the growth of the chunks before.
+        let mut ends = Vec::with_capacity(in_place.len());
+        let mut shifts = Vec::with_capacity(in_place.len());
+        let mut shift = 0i64;
+        for &(o, ocb, i) in &in_place {
+            if o > cursor {
+                pieces.push(Piece::Old {
+                    pos: hl + cursor,
+                    len: o - cursor,
+                });
+            }
+            let (n, chunk) = updates[i];
+            offsets[n] = match chunk.special {
+                Some(kind) => encode_special(kind)?,
+                None => {
+                    pieces.push(Piece::New(chunk.bytes));
+                    o as i64 + shift
+                }
+            };
+            shift += chunk.stored_len() as i64 - ocb as i64;
+            cursor = o + ocb;
+            ends.push(o);
+            shifts.push(shift);
+        }
+        if cursor < c0 {
+            pieces.push(Piece::Old {
+                pos: hl + cursor,
+                len: c0 - cursor,
+            });
+        }
+        let mut updated = vec![false; offsets.len()];
+        for &(n, _) in updates {
+            updated[n] = true;
+        }
+        for (v, _) in offsets.iter_mut().zip(updated).filter(|(_, u)| !u) {
+            if *v >= 0 {
+                // The updated chunks that lie before this one (strictly).
+                let k = ends.partition_point(|&o| (o as i64) < *v);
+                if k > 0 {
+                    *v += shifts[k - 1];
+                }
+            }
+        }
+        let mut end = (c0 as i64 + shift).max(0);
+        for &i in &appended {
+            let (n, chunk) = updates[i];
+            offsets[n] = match chunk.special {
+                Some(kind) => encode_special(kind)?,
+                None => {
+                    pieces.push(Piece::New(chunk.bytes));
+                    let at = end;
+                    end += chunk.bytes.len() as i64;
+                    at
+                }
+            };
+        }
+        header.cbytes = end;
+        let trailer = self.trailer.clone();
+        self.commit_contiguous(Plan {
+            p: hl + p,
+            pieces,
+            offsets: Some(offsets),
+            room: 0,
+            header,
+            trailer,
+        })
+    }
+
+    /// [`Frame::update_many`] for a sparse frame, the updates checked: new chunk files, one
+    /// index, then the replaced files removed.
+    fn update_sparse(
+        &mut self,
+        updates: &[(usize, &NewChunk<'_>)],
+        mut header: FrameHeader,
+    ) -> Result<()> {
+        let mut offsets = self.offsets.clone();
+        let mut next_id = self.next_sparse_id();
+        let mut files = Vec::new();
+        let mut remove = Vec::new();
+        for &(n, chunk) in updates {
+            if let ChunkLoc::Stored(id) = self.chunk_loc(n)? {
+                header.cbytes -= self.stored_len_sparse(id)?;
+                remove.push(id);
+            }
+            offsets[n] = match chunk.special {
+                Some(kind) => encode_special(kind)?,
+                None => {
+                    files.push((next_id, chunk.bytes));
+                    header.cbytes += chunk.bytes.len() as i64;
+                    next_id += 1;
+                    (next_id - 1) as i64
+                }
+            };
+        }
+        self.commit_sparse(&files, offsets, header, self.trailer.clone(), &remove, 0)
     }
 
     fn stored_len_sparse(&self, id: u64) -> Result<i64> {
@@ -1021,7 +1115,14 @@ impl Frame {
                     }
                     ChunkLoc::Special(_) => None,
                 };
-                self.commit_sparse(&[], offsets, header, self.trailer.clone(), remove, 1)
+                self.commit_sparse(
+                    &[],
+                    offsets,
+                    header,
+                    self.trailer.clone(),
+                    remove.as_slice(),
+                    1,
+                )
             }
         }
     }
@@ -1046,7 +1147,7 @@ impl Frame {
             }),
             FrameType::Sparse => {
                 let offsets = self.offsets.clone();
-                self.commit_sparse(&[], offsets, header, trailer, None, 0)
+                self.commit_sparse(&[], offsets, header, trailer, &[], 0)
             }
         }
     }
@@ -1072,7 +1173,7 @@ impl Frame {
                 header,
                 trailer,
             }),
-            FrameType::Sparse => self.commit_sparse(&[], Vec::new(), header, trailer, None, 0),
+            FrameType::Sparse => self.commit_sparse(&[], Vec::new(), header, trailer, &[], 0),
         }
     }
 
@@ -1304,36 +1405,69 @@ impl Frame {
         let e1 = header.frame_len;
         let y = f0.max(e1);
 
-        // Phase 1: the old state, its bytes from `p` on relocated to `y`.
-        let moved = data_end0 - p;
-        self.copy(p, y, moved)?;
-        let shift = (y - p) as i64;
+        // Old pieces that keep their position are left alone; every other live byte from
+        // `p` on is relocated.
+        let mut stays = Vec::new();
+        let mut at = p;
+        for pc in &pieces {
+            match *pc {
+                Piece::New(b) => at += b.len() as u64,
+                Piece::Old { pos, len } => {
+                    if pos == at && len > 0 {
+                        stays.push(pos..pos + len);
+                    }
+                    at += len;
+                }
+            }
+        }
+        // Phase 1: the old state, its bytes from `p` on that move relocated to `y`, one
+        // segment (old range, new position) per gap between the bytes that stay.
+        let mut segments: Vec<(Range<u64>, u64)> = Vec::new();
+        let mut to = y;
+        let mut from = p;
+        for r in stays.iter().chain(std::iter::once(&(data_end0..data_end0))) {
+            if r.start > from {
+                self.copy(from, to, r.start - from)?;
+                segments.push((from..r.start, to));
+                to += r.start - from;
+            }
+            from = r.end;
+        }
+        // The segments are in order of their old ranges.
+        let relocated_at = |abs: u64| {
+            let k = segments.partition_point(|(r, _)| r.end <= abs);
+            segments
+                .get(k)
+                .filter(|(r, _)| r.contains(&abs))
+                .map(|(r, to)| to + (abs - r.start))
+        };
         let rel_p = (p - hl) as i64;
-        let old_off_chunk = if self.offsets.iter().any(|&v| v >= rel_p) {
+        let old_off_chunk = if segments.is_empty() || !self.offsets.iter().any(|&v| v >= rel_p) {
+            self.offsets_chunk.clone()
+        } else {
             let shifted: Vec<i64> = self
                 .offsets
                 .iter()
-                .map(|&v| if v >= rel_p { v + shift } else { v })
+                .map(
+                    |&v| match u64::try_from(v).ok().and_then(|v| relocated_at(hl + v)) {
+                        Some(abs) => (abs - hl) as i64,
+                        None => v,
+                    },
+                )
                 .collect();
             encode_offsets(&shifted, 0)?
-        } else {
-            self.offsets_chunk.clone()
         };
         let old_trailer = self.trailer_bytes.clone();
-        self.write(Obj::Frame, y + moved, &old_off_chunk)?;
-        self.write(
-            Obj::Frame,
-            y + moved + old_off_chunk.len() as u64,
-            &old_trailer,
-        )?;
+        self.write(Obj::Frame, to, &old_off_chunk)?;
+        self.write(Obj::Frame, to + old_off_chunk.len() as u64, &old_trailer)?;
         self.barrier(Obj::Frame)?;
         let mut relocated = self.header.clone();
-        relocated.cbytes = (y + moved - hl) as i64;
-        relocated.frame_len = y + moved + old_off_chunk.len() as u64 + old_trailer.len() as u64;
+        relocated.cbytes = (to - hl) as i64;
+        relocated.frame_len = to + old_off_chunk.len() as u64 + old_trailer.len() as u64;
         self.write(Obj::Frame, 0, &relocated.fixed_bytes())?;
         self.barrier(Obj::Frame)?;
 
-        // Phase 2: the new state at `p`, old bytes read from the relocated copy.
+        // Phase 2: the new state at `p`, moved bytes read from their relocated copies.
         let mut at = p;
         for pc in &pieces {
             match *pc {
@@ -1343,7 +1477,12 @@ impl Frame {
                 }
                 Piece::Old { pos, len } => {
                     debug_assert!(pos >= p && pos + len <= data_end0);
-                    self.copy(pos - p + y, at, len)?;
+                    if pos != at && len > 0 {
+                        let src = relocated_at(pos).ok_or_else(|| {
+                            Error::InvalidParam("internal: moved bytes not relocated".into())
+                        })?;
+                        self.copy(src, at, len)?;
+                    }
                     at += len;
                 }
             }
@@ -1367,7 +1506,7 @@ impl Frame {
         offsets: Vec<i64>,
         mut header: FrameHeader,
         trailer: Trailer,
-        remove: Option<u64>,
+        remove: &[u64],
         room: usize,
     ) -> Result<()> {
         let durable = self.durable();
@@ -1386,7 +1525,7 @@ impl Frame {
         let hb = header.to_bytes();
         self.replace_frame(&[&hb, &off_chunk, &tbytes])?;
         self.install(header, trailer, tbytes, offsets, off_chunk);
-        if let Some(id) = remove {
+        for &id in remove {
             self.dirty.retain(|&o| o != Obj::Chunk(id));
             let r = self.io.remove(Obj::Chunk(id));
             self.fail(r)?;

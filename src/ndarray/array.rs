@@ -732,8 +732,9 @@ impl<S: ChunkStore> NdArray<S> {
 
     /// Writes `data`, a C-order array of the selection's shape, into the selection `slices`.
     /// Chunks the selection covers whole are rebuilt without reading them; others are
-    /// decompressed, updated and compressed again. Each changed chunk is written to the store
-    /// (for a file: one commit per chunk).
+    /// decompressed, updated and compressed again. The changed chunks go to the store in
+    /// batches of up to 64 MiB of uncompressed chunks, one commit per batch: on a file, a
+    /// crash leaves each batch written whole or not at all.
     ///
     /// # Errors
     /// [`Error::InvalidParam`] for a bad selection or `data` shorter than it; errors of the

@@ -654,9 +654,7 @@ pub fn set_slice<S: ChunkStore + ?Sized>(
         let end = (t + per_batch).min(plan.nchunks());
         let chunks: Vec<ChunkPlan<'_>> = (t..end).map(|i| plan.chunk(i)).collect();
         let built = writer.build_batch(Some(&*store), &chunks)?;
-        for (chunk, bytes) in chunks.iter().zip(built) {
-            store.update_chunk(chunk.nchunk(), bytes)?;
-        }
+        store.update_chunks(chunks.iter().map(ChunkPlan::nchunk).zip(built).collect())?;
         Counters::add(&counters.chunks_written, chunks.len());
         t = end;
     }

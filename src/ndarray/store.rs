@@ -53,6 +53,18 @@ pub trait ChunkStore: ChunkSource {
     /// [`crate::Error::InvalidIndex`] if there is no chunk `nchunk`; a store's own errors.
     fn update_chunk(&mut self, nchunk: usize, chunk: Vec<u8>) -> Result<()>;
 
+    /// Replaces several chunks, `(nchunk, chunk)` each. A store that persists them commits
+    /// once for all; the default replaces them one at a time.
+    ///
+    /// # Errors
+    /// As [`ChunkStore::update_chunk`].
+    fn update_chunks(&mut self, updates: Vec<(usize, Vec<u8>)>) -> Result<()> {
+        for (nchunk, chunk) in updates {
+            self.update_chunk(nchunk, chunk)?;
+        }
+        Ok(())
+    }
+
     /// Inserts `chunk` so that it becomes chunk `nchunk` (`nchunk <= nchunks()`).
     ///
     /// # Errors
@@ -83,6 +95,11 @@ impl ChunkSource for SChunk {
 impl ChunkStore for SChunk {
     fn update_chunk(&mut self, nchunk: usize, chunk: Vec<u8>) -> Result<()> {
         SChunk::update_chunk(self, nchunk, &chunk)
+    }
+
+    fn update_chunks(&mut self, updates: Vec<(usize, Vec<u8>)>) -> Result<()> {
+        let refs: Vec<(usize, &[u8])> = updates.iter().map(|(n, c)| (*n, c.as_slice())).collect();
+        SChunk::update_chunks(self, &refs)
     }
 
     fn insert_chunk(&mut self, nchunk: usize, chunk: Vec<u8>) -> Result<()> {

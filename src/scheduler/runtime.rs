@@ -556,7 +556,11 @@ impl Runtime {
     /// threads over 1: lz4 1.24–1.32× and zstd 1.62–1.65× counting the caller, 1.82–1.85× and
     /// 1.87–1.92× inviting both workers; decompression 1.9× either way.
     fn run_job(&self, n: usize, threads: usize, body: &Body<'_>) -> Result<()> {
-        let inside = LOCAL.with(|l| l.borrow().as_ref().is_some_and(|w| w.runtime_id == self.shared.id));
+        let inside = LOCAL.with(|l| {
+            l.borrow()
+                .as_ref()
+                .is_some_and(|w| w.runtime_id == self.shared.id)
+        });
         let tickets = if self.pinned() && !inside {
             threads.min(self.workers).min(n - 1)
         } else {

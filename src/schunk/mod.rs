@@ -559,6 +559,24 @@ impl SChunk {
         self.frame.update(nchunk, &c)
     }
 
+    /// Replaces several chunks, `(nchunk, compressed chunk)` each, in one commit: on a file,
+    /// the bytes after the first replaced chunk move once, not once per chunk, and a crash
+    /// leaves either every chunk replaced or none. The result is byte for byte that of
+    /// [`SChunk::update_chunk`] called on each in turn.
+    ///
+    /// # Errors
+    /// As [`SChunk::update_chunk`], checked for every chunk before anything is written;
+    /// [`Error::InvalidParam`] when a chunk number appears twice.
+    pub fn update_chunks(&mut self, updates: &[(usize, &[u8])]) -> Result<()> {
+        self.check_mode(false)?;
+        let parsed = updates
+            .iter()
+            .map(|&(n, chunk)| NewChunk::parse(chunk).map(|c| (n, c)))
+            .collect::<Result<Vec<_>>>()?;
+        let refs: Vec<(usize, &NewChunk<'_>)> = parsed.iter().map(|(n, c)| (*n, c)).collect();
+        self.frame.update_many(&refs)
+    }
+
     /// Compresses `data` and replaces chunk `nchunk` with it.
     ///
     /// # Errors

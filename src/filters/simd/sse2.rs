@@ -82,7 +82,12 @@ pub(super) unsafe fn shuffle<const K: usize>(
     let Some(total) = n.checked_mul(ts) else {
         return begin;
     };
-    if K < 2 || !ts.is_multiple_of(K) || (ts != K && K != 16) || src.len() < total || dst.len() < total {
+    if K < 2
+        || !ts.is_multiple_of(K)
+        || (ts != K && K != 16)
+        || src.len() < total
+        || dst.len() < total
+    {
         return begin;
     }
     let steps = n.saturating_sub(begin) / STEP;
@@ -134,7 +139,12 @@ pub(super) unsafe fn unshuffle<const K: usize>(
     let Some(total) = n.checked_mul(ts) else {
         return begin;
     };
-    if K < 2 || !ts.is_multiple_of(K) || (ts != K && K != 16) || src.len() < total || dst.len() < total {
+    if K < 2
+        || !ts.is_multiple_of(K)
+        || (ts != K && K != 16)
+        || src.len() < total
+        || dst.len() < total
+    {
         return begin;
     }
     let steps = n.saturating_sub(begin) / STEP;
