@@ -7,6 +7,10 @@
 # and keep it under tests/data/fuzz-regressions/ as <target>-<name>.bin (tests/bad_input.rs
 # replays them). Extra libFuzzer flags can be passed in FUZZ_ARGS.
 #
+# The mutation sequence is seeded (FUZZ_SEED, default 1) so that a run is repeatable: a crash
+# found in CI is found again by the same command. Set FUZZ_SEED=0 for a random seed when
+# hunting for new crashes over longer runs.
+#
 # cargo-fuzz needs nightly-only rustc flags (-Z sanitizer, sancov passes). We have only the
 # stable toolchain, so RUSTC_BOOTSTRAP=1 unlocks them.
 set -euo pipefail
@@ -32,7 +36,7 @@ for t in "${targets[@]}"; do
     # -rss_limit_mb: the targets allocate at most a few MiB per input (MAX_OUT in src/lib.rs).
     # shellcheck disable=SC2086
     if ! cargo fuzz run "$t" "corpus/$t" -- -max_total_time="$secs" -rss_limit_mb=2048 \
-            -timeout=10 -print_final_stats=1 ${FUZZ_ARGS:-}; then
+            -timeout=10 -seed="${FUZZ_SEED:-1}" -print_final_stats=1 ${FUZZ_ARGS:-}; then
         echo "!! $t found a crash: see fuzz/artifacts/$t/"
         status=1
     fi

@@ -92,10 +92,34 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("strata: error: {e:#}");
+            eprintln!("strata: error: {}", error_message(&e));
             ExitCode::from(1)
         }
     }
+}
+
+/// The error and its causes, outermost first, joined by ": ". The library names the file in
+/// its own errors and the commands name it in their context, so a cause that begins with a
+/// name already said ("f.b2frame: …") does not say it again.
+fn error_message(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let msg = cause.to_string();
+        let msg = match msg.split_once(": ") {
+            Some((name, rest))
+                if out.contains(&format!("{name}: "))
+                    || (!out.is_empty() && out.ends_with(name)) =>
+            {
+                rest.to_string()
+            }
+            _ => msg,
+        };
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&msg);
+    }
+    out
 }
 
 /// Ends the program with a usage error (exit status 2), as clap does for bad arguments, for

@@ -18,15 +18,21 @@
 //! rewrites the header, which leaves no valid frame if it stops in between; Strata never
 //! writes over bytes the committed header still points to:
 //!
-//! 1. **Relocate.** The live bytes from the first changed position `p` onwards (for append,
-//!    insert, delete and vlmetalayer changes: only the offsets chunk and the trailer; for an
-//!    update: also the chunks after the updated one) are copied past the end of both the old
+//! 1. **Relocate.** The live bytes from the first changed position `p` onwards that the new
+//!    state puts elsewhere or overwrites (for append, insert, delete and vlmetalayer changes:
+//!    only the offsets chunk and the trailer; for an update: also the replaced chunks and the
+//!    chunks after the first one whose size changes) are copied past the end of both the old
 //!    and the new frame, at `y = max(old frame_len, new frame_len)`, with the offsets that
-//!    point into them shifted. Commit: the header now says `cbytes = y + moved − header_len`.
-//!    This is the **old** content; the bytes in `[p, y)` are now dead.
+//!    point into them redirected. Chunks that keep their position stay where they are.
+//!    Commit: the header now says `cbytes = end of the copies − header_len`. This is the
+//!    **old** content; the relocated bytes' first places are now dead.
 //! 2. **Rewrite.** The new chunks, the moved bytes, the new offsets chunk and the new trailer
-//!    are written at `p` — inside the dead region, ending at or before `y`. Commit: the header
-//!    of the new state. Then the file is truncated to the new `frame_len`.
+//!    are written at their places from `p` — inside the dead bytes, ending at or before `y`.
+//!    Commit: the header of the new state. Then the file is truncated to the new `frame_len`.
+//!
+//! Several chunk updates (`SChunk::update_chunks`, which an array's `set_slice` uses) are one
+//! change: the bytes after them move once, and a crash leaves all of them or none. An update
+//! that keeps a chunk's stored size writes only that chunk, the offsets chunk and the trailer.
 //!
 //! At every instant the store holds either the old frame or the new one, each followed by
 //! bytes that no reader looks at, so an interrupted append, insert, update, delete or
