@@ -9,6 +9,7 @@ gives the median milliseconds. Strata's times include starting the tool (a few m
 """
 
 import dataclasses
+import os
 import shutil
 import statistics
 import subprocess
@@ -21,7 +22,8 @@ import blosc2
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-TOOL = REPO / "target/release/examples/b2nd_tool"
+# STRATA_B2ND_TOOL: another build of the tool (e.g. an older commit's) to time instead.
+TOOL = Path(os.environ.get("STRATA_B2ND_TOOL", REPO / "target/release/examples/b2nd_tool"))
 repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 N = 4096
 y, x = np.mgrid[0:N, 0:N]
