@@ -1,7 +1,7 @@
 /* A frame file from C: create it with a metalayer and a vlmetalayer, append chunks, close,
  * reopen to append the last one, reopen read-only and read everything back (whole chunks,
  * items, compressed chunks, the metadata); then edit an in-memory copy (update, delete,
- * insert) and copy it into a sparse frame directory.
+ * insert, a batched update) and copy it into a sparse frame directory.
  *
  * The file it leaves, <dir>/frame.b2frame, opens in python-blosc2 (tests/interop/test_capi.py
  * checks the data): blosc2.open("frame.b2frame").
@@ -181,6 +181,28 @@ int main(int argc, char **argv) {
   got = strata_schunk_decompress_chunk(m, 1, (uint8_t *)back, CHUNK_ITEMS * sizeof(int32_t));
   fill(buf, CHUNK_ITEMS, CHUNK_ITEMS);
   CHECK(got > 0 && memcmp(buf, back, (size_t)got) == 0, "inserted chunk 1", got);
+  /* Chunks 3 and 2 replaced in one commit (by the file's chunks 3 and 2, given in that
+   * order); a batch naming a chunk twice is refused whole. */
+  uint8_t *chunk3 = (uint8_t *)malloc(cap);
+  if (!chunk3) return 1;
+  int64_t len2 = strata_schunk_get_chunk(s, 2, chunk, cap);
+  int64_t len3 = strata_schunk_get_chunk(s, 3, chunk3, cap);
+  CHECK(len2 > 0 && len3 > 0, "get_chunk 2 and 3", len2 > 0 ? len3 : len2);
+  const int64_t which[2] = {3, 2};
+  const uint8_t *const bytes[2] = {chunk3, chunk};
+  const size_t lens[2] = {(size_t)len3, (size_t)len2};
+  rc = strata_schunk_update_chunks(m, which, bytes, lens, 2);
+  CHECK(rc == 0, "update_chunks", rc);
+  for (int c = 2; c <= 3; c++) {
+    fill(buf, (int64_t)c * CHUNK_ITEMS, CHUNK_ITEMS);
+    got = strata_schunk_decompress_chunk(m, c, (uint8_t *)back, CHUNK_ITEMS * sizeof(int32_t));
+    CHECK(got > 0 && memcmp(buf, back, (size_t)got) == 0, "chunk after update_chunks", c);
+  }
+  const int64_t twice[2] = {2, 2};
+  rc = strata_schunk_update_chunks(m, twice, bytes, lens, 2);
+  CHECK(rc == STRATA_ERROR_INVALID_PARAM, "update_chunks naming a chunk twice", rc);
+  free(chunk3);
+  fill(buf, CHUNK_ITEMS, CHUNK_ITEMS);
   rc = strata_schunk_vlmeta_delete(m, "history");
   CHECK(rc == 0 && strata_schunk_vlmeta_count(m) == 0, "vlmeta_delete", rc);
 

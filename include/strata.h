@@ -966,6 +966,22 @@ int32_t strata_schunk_update_chunk(strata_schunk *schunk,
                                    const uint8_t *chunk,
                                    size_t chunklen);
 
+// Replaces `n` chunks in one commit: chunk `nchunks[i]` by the compressed chunk at
+// `chunks[i]`, `chunklens[i]` bytes long. On a file the bytes after the first replaced chunk
+// move once, and a crash leaves every chunk replaced or none. Returns 0, or the errors of
+// `strata_schunk_update_chunk`, or `STRATA_ERROR_INVALID_PARAM` when a chunk number appears
+// twice; every chunk is checked before anything is written.
+//
+// # Safety
+// `schunk` as `strata_schunk_append_chunk`; `nchunks`, `chunks` and `chunklens` NULL (when
+// `n` is 0) or readable for `n` items each; each `chunks[i]` readable for `chunklens[i]`
+// bytes.
+int32_t strata_schunk_update_chunks(strata_schunk *schunk,
+                                    const int64_t *nchunks,
+                                    const uint8_t *const *chunks,
+                                    const size_t *chunklens,
+                                    size_t n);
+
 // Compresses `srclen` bytes at `src` with the super-chunk's cparams and replaces chunk
 // `nchunk` with them. Returns 0, or the errors of `strata_schunk_update_chunk`.
 //

@@ -838,7 +838,12 @@ fn frame_commands_refuse_bad_input() {
         let out = strata(&["decompress", "-f", &cut, &d.path("x")]);
         fails_with(&out, 1, "cut.b2frame");
         // The file is named once, though both the command and the library name it.
-        assert_eq!(stderr(&out).matches("cut.b2frame").count(), 1, "{}", stderr(&out));
+        assert_eq!(
+            stderr(&out).matches("cut.b2frame").count(),
+            1,
+            "{}",
+            stderr(&out)
+        );
         let out = strata(&["info", &cut]);
         assert_eq!(
             out.status.code(),

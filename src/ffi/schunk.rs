@@ -530,6 +530,45 @@ pub unsafe extern "C" fn strata_schunk_update_chunk(
     }) as i32
 }
 
+/// Replaces `n` chunks in one commit: chunk `nchunks[i]` by the compressed chunk at
+/// `chunks[i]`, `chunklens[i]` bytes long. On a file the bytes after the first replaced chunk
+/// move once, and a crash leaves every chunk replaced or none. Returns 0, or the errors of
+/// `strata_schunk_update_chunk`, or `STRATA_ERROR_INVALID_PARAM` when a chunk number appears
+/// twice; every chunk is checked before anything is written.
+///
+/// # Safety
+/// `schunk` as `strata_schunk_append_chunk`; `nchunks`, `chunks` and `chunklens` NULL (when
+/// `n` is 0) or readable for `n` items each; each `chunks[i]` readable for `chunklens[i]`
+/// bytes.
+#[no_mangle]
+pub unsafe extern "C" fn strata_schunk_update_chunks(
+    schunk: *mut strata_schunk,
+    nchunks: *const i64,
+    chunks: *const *const u8,
+    chunklens: *const usize,
+    n: usize,
+) -> i32 {
+    call(|| {
+        // SAFETY: forwarded from the caller.
+        let (s, numbers, ptrs, lens) = unsafe {
+            (
+                arg_mut(schunk, "schunk")?,
+                slice_in(nchunks, n, "nchunks")?,
+                slice_in(chunks, n, "chunks")?,
+                slice_in(chunklens, n, "chunklens")?,
+            )
+        };
+        let mut updates = Vec::with_capacity(n);
+        for ((&number, &ptr), &len) in numbers.iter().zip(ptrs).zip(lens) {
+            // SAFETY: the caller guarantees each `chunks[i]` readable for `chunklens[i]`.
+            let chunk = unsafe { slice_in(ptr, len, "chunks[i]")? };
+            updates.push((index(number)?, chunk));
+        }
+        s.inner.update_chunks(&updates).map(|()| 0)?;
+        Ok(0)
+    }) as i32
+}
+
 /// Compresses `srclen` bytes at `src` with the super-chunk's cparams and replaces chunk
 /// `nchunk` with them. Returns 0, or the errors of `strata_schunk_update_chunk`.
 ///
