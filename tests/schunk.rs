@@ -453,3 +453,65 @@ fn update_chunks_is_one_commit_with_the_bytes_of_single_updates() {
         }
     }
 }
+
+/// Makes index entry `to` of the frame `f` (its offsets chunk at `at`, memcpyed) a copy of
+/// entry `from`: two chunks then share their bytes, as a hand-made frame may.
+fn share_entry(f: &mut [u8], at: usize, from: usize, to: usize) {
+    assert!(f[at + 2] & 2 != 0, "a memcpyed offsets chunk expected");
+    let e = |i: usize| at + 32 + 8 * i;
+    let v: [u8; 8] = f[e(from)..e(from) + 8].try_into().unwrap();
+    f[e(to)..e(to) + 8].copy_from_slice(&v);
+}
+
+#[test]
+fn chunks_sharing_bytes_keep_them_when_one_is_replaced() {
+    let build = |loc: &Location| {
+        let mut s = SChunk::create(loc, &opts(4)).unwrap();
+        for i in 0..3 {
+            s.append_chunk(&chunk(i, CS)).unwrap();
+        }
+        s
+    };
+    let hl = |f: &[u8]| u32::from_be_bytes(f[11..15].try_into().unwrap()) as usize;
+    // Contiguous: chunks 0 and 1 both point at chunk 0's bytes.
+    let mut f = build(&Location::Memory).to_cframe().unwrap();
+    let cbytes = u64::from_be_bytes(f[39..47].try_into().unwrap()) as usize;
+    let at = hl(&f) + cbytes;
+    share_entry(&mut f, at, 0, 1);
+    let mut s = SChunk::from_cframe(f).unwrap();
+    assert_eq!(s.decompress_chunk_vec(1).unwrap(), piece(0, CS));
+    s.update_chunk(0, &chunk(7, CS)).unwrap();
+    assert_eq!(s.decompress_chunk_vec(0).unwrap(), piece(7, CS));
+    assert_eq!(
+        s.decompress_chunk_vec(1).unwrap(),
+        piece(0, CS),
+        "the sharer kept its bytes"
+    );
+    s.update_chunks(&[(1, &chunk(8, CS)), (2, &chunk(9, CS))])
+        .unwrap();
+    let got: Vec<_> = (0..3).map(|i| s.decompress_chunk_vec(i).unwrap()).collect();
+    assert_eq!(got, [piece(7, CS), piece(8, CS), piece(9, CS)]);
+    let again = SChunk::from_cframe(s.to_cframe().unwrap()).unwrap();
+    assert_eq!(again.decompress_all().unwrap(), got.concat());
+
+    // Sparse: chunks 0 and 1 both name file 0; deleting or replacing one keeps the file.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("s.b2frame");
+    build(&Location::Dir(d.clone())).close().unwrap();
+    let index = d.join("chunks.b2frame");
+    let mut f = std::fs::read(&index).unwrap();
+    let at = hl(&f);
+    share_entry(&mut f, at, 0, 1);
+    std::fs::write(&index, f).unwrap();
+    let mut s = SChunk::open(&d, OpenMode::ReadWrite).unwrap();
+    s.update_chunk(0, &chunk(7, CS)).unwrap();
+    s.delete_chunk(2).unwrap();
+    assert!(d.join("00000000.chunk").exists());
+    assert_eq!(s.decompress_chunk_vec(1).unwrap(), piece(0, CS));
+    s.close().unwrap();
+    let s = SChunk::open(&d, OpenMode::Read).unwrap();
+    assert_eq!(
+        s.decompress_all().unwrap(),
+        [piece(7, CS), piece(0, CS)].concat()
+    );
+}

@@ -900,8 +900,8 @@ impl Frame {
     /// Replaces several chunks in one commit: the store holds either the old frame or the
     /// new one, never a mix. The bytes are those of replacing the chunks one at a time, in
     /// the order given: each stored chunk is rewritten where it was (the bytes after it
-    /// move), a chunk that was special goes to the end of the data section (a new file in a
-    /// sparse frame).
+    /// move), a chunk that was special, or whose bytes other index entries share, goes to
+    /// the end of the data section (a new file in a sparse frame).
     pub fn update_many(&mut self, updates: &[(usize, &NewChunk<'_>)]) -> Result<()> {
         self.check_writable()?;
         let nchunks = self.nchunks();
@@ -951,9 +951,18 @@ impl Frame {
         let mut in_place = Vec::new();
         // Chunks that were special, in the order given.
         let mut appended = Vec::new();
+        // Stored offsets that several index entries share: those bytes must stay for the
+        // entries not replaced, so a chunk replaced there goes to the end instead.
+        let mut users = std::collections::HashMap::new();
+        for &v in self.offsets.iter().filter(|&&v| v >= 0) {
+            *users.entry(v).or_insert(0usize) += 1;
+        }
         for (i, &(n, _)) in updates.iter().enumerate() {
             match self.chunk_loc(n)? {
                 ChunkLoc::Special(_) => appended.push(i),
+                ChunkLoc::Stored(o) if users.get(&(o as i64)).is_some_and(|&k| k > 1) => {
+                    appended.push(i);
+                }
                 ChunkLoc::Stored(o) => {
                     let (obj, pos, room) = self.stored_at(o)?;
                     let (_, ocb) = self.stored_header(obj, pos, room)?;
@@ -968,15 +977,11 @@ impl Frame {
             }
         }
         in_place.sort_unstable_by_key(|&(o, _, _)| o);
-        if in_place
-            .windows(2)
-            .any(|w| w[0].0 == w[1].0 || w[0].0 + w[0].1 > w[1].0)
-        {
-            // Index entries sharing bytes: replace them one at a time.
-            for &(n, chunk) in updates {
-                self.update_many(&[(n, chunk)])?;
-            }
-            return Ok(());
+        if let Some(w) = in_place.windows(2).find(|w| w[0].0 + w[0].1 > w[1].0) {
+            return Err(Error::Frame {
+                path: self.path(),
+                what: format!("the chunks at offsets {} and {} overlap", w[0].0, w[1].0),
+            });
         }
         let p = in_place.first().map_or(c0, |&(o, _, _)| o);
         let mut pieces = Vec::new();
@@ -1498,8 +1503,8 @@ impl Frame {
     }
 
     /// Commits a change of a sparse frame: new chunk files first (unreferenced until the
-    /// index changes), then the index replaced atomically, then the chunk file no longer
-    /// referenced removed.
+    /// index changes), then the index replaced atomically, then the chunk files `remove`
+    /// that the new index no longer names removed.
     fn commit_sparse(
         &mut self,
         files: &[(u64, &[u8])],
@@ -1524,8 +1529,11 @@ impl Frame {
         frame_parts(&mut header, 0, &off_chunk, &tbytes);
         let hb = header.to_bytes();
         self.replace_frame(&[&hb, &off_chunk, &tbytes])?;
+        // A file that an entry of the new index still names (entries sharing a file) stays.
+        let kept: std::collections::HashSet<i64> =
+            offsets.iter().copied().filter(|&v| v >= 0).collect();
         self.install(header, trailer, tbytes, offsets, off_chunk);
-        for &id in remove {
+        for &id in remove.iter().filter(|&&id| !kept.contains(&(id as i64))) {
             self.dirty.retain(|&o| o != Obj::Chunk(id));
             let r = self.io.remove(Obj::Chunk(id));
             self.fail(r)?;
