@@ -285,6 +285,11 @@ strata_schunk_update_chunk(schunk, nchunk, chunk, chunklen) =
     ccall((:strata_schunk_update_chunk, libstrata), Int32,
           (Ptr{strata_schunk}, Int64, Ptr{UInt8}, Csize_t), schunk, nchunk, chunk, chunklen)
 
+strata_schunk_update_chunks(schunk, nchunks, chunks, chunklens, n) =
+    ccall((:strata_schunk_update_chunks, libstrata), Int32,
+          (Ptr{strata_schunk}, Ptr{Int64}, Ptr{Ptr{UInt8}}, Ptr{Csize_t}, Csize_t),
+          schunk, nchunks, chunks, chunklens, n)
+
 strata_schunk_update_buffer(schunk, nchunk, src, srclen) =
     ccall((:strata_schunk_update_buffer, libstrata), Int32,
           (Ptr{strata_schunk}, Int64, Ptr{UInt8}, Csize_t), schunk, nchunk, src, srclen)

@@ -20,7 +20,7 @@ include("LibStrata.jl")
 
 export StrataError, compress, decompress, getitem, chunkinfo
 export SChunk, nchunks, nbytes, cbytes, typesize, chunksize
-export append_chunk!, insert_chunk!, update_chunk!, delete_chunk!, chunk, decompress_chunk
+export append_chunk!, insert_chunk!, update_chunk!, update_chunks!, delete_chunk!, chunk, decompress_chunk
 export meta, meta!, metanames, vlmeta, vlmeta!, delete_vlmeta!, vlmetanames, to_cframe
 export NDArray, chunks, blocks, dtype, save
 
@@ -323,6 +323,25 @@ insert_chunk!(s::SChunk, i::Integer, c::Vector{UInt8}) =
 "Replaces chunk `i` (1-based) by compressed chunk `c`."
 update_chunk!(s::SChunk, i::Integer, c::Vector{UInt8}) =
     (check(LibStrata.strata_schunk_update_chunk(s, i - 1, c, length(c))); s)
+"""
+    update_chunks!(s, is, cs)
+
+Replaces chunks `is` (1-based) by the compressed chunks `cs` in one commit: on a file, a crash
+leaves all of them replaced or none. A chunk number given twice is an error, and nothing is
+written.
+"""
+function update_chunks!(s::SChunk, is::AbstractVector{<:Integer}, cs::AbstractVector{Vector{UInt8}})
+    length(is) == length(cs) ||
+        throw(ArgumentError("$(length(is)) chunk numbers for $(length(cs)) chunks"))
+    nums = Int64[i - 1 for i in is]
+    lens = Csize_t[length(c) for c in cs]
+    GC.@preserve cs begin
+        ptrs = Ptr{UInt8}[pointer(c) for c in cs]
+        check(LibStrata.strata_schunk_update_chunks(s, nums, ptrs, lens, length(cs)))
+    end
+    return s
+end
+
 "Replaces chunk `i` (1-based) by the items of `A`, compressed with the super-chunk's parameters."
 update_chunk!(s::SChunk, i::Integer, A::Array) =
     (check(LibStrata.strata_schunk_update_buffer(s, i - 1, A, sizeof(A))); s)

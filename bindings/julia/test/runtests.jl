@@ -102,6 +102,18 @@ using Strata: LibStrata
         insert_chunk!(m, 2, compress(data[items+1:2*items]; codec = :zstd))
         @test decompress_chunk(Int32, m, 1) == -data[1:items]
         @test decompress_chunk(Int32, m, 2) == data[items+1:2*items]
+        # Chunks 4 and 3 swapped in one commit; a chunk named twice is refused.
+        c3, c4 = chunk(m, 3), chunk(m, 4)
+        update_chunks!(m, [4, 3], [c3, c4])
+        @test decompress_chunk(Int32, m, 3) == data[3*items+1:4*items]
+        @test decompress_chunk(Int32, m, 4) == data[2*items+1:3*items]
+        err = try
+            update_chunks!(m, [3, 3], [c3, c4])
+            nothing
+        catch e
+            e
+        end
+        @test err.code == LibStrata.STRATA_ERROR_INVALID_PARAM
         delete_vlmeta!(m, "history")
         @test isempty(vlmetanames(m))
         close(m)
