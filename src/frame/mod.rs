@@ -40,8 +40,10 @@
 //! final bytes equal C-Blosc2's for the same operations. While the frame holds no chunk (or
 //! a change leaves it with none), or its header length changes (adding a metalayer), the
 //! new frame is written whole to a temporary file renamed over the old one. Sparse frames
-//! write a new chunk file (a new number, unreferenced until the index changes), then replace
-//! `chunks.b2frame` the same way, then remove a chunk file no longer referenced.
+//! write a new chunk file (unreferenced until the index changes: an appended chunk takes the
+//! number after the highest, as C-Blosc2 does; an updated one the lowest number the index
+//! does not use, where C-Blosc2 would overwrite the old file), then replace `chunks.b2frame`
+//! the same way, then remove the chunk files no longer referenced.
 //!
 //! A metalayer update writes the new bytes over the old ones inside the header (the format
 //! has no room for a second copy); it is atomic when those bytes lie in one 512-byte sector,

@@ -904,6 +904,9 @@ impl Frame {
     /// the end of the data section (a new file in a sparse frame).
     pub fn update_many(&mut self, updates: &[(usize, &NewChunk<'_>)]) -> Result<()> {
         self.check_writable()?;
+        if updates.is_empty() {
+            return Ok(());
+        }
         let nchunks = self.nchunks();
         let cs = self.header.chunksize;
         let mut header = self.header.clone();
@@ -961,6 +964,10 @@ impl Frame {
             match self.chunk_loc(n)? {
                 ChunkLoc::Special(_) => appended.push(i),
                 ChunkLoc::Stored(o) if users.get(&(o as i64)).is_some_and(|&k| k > 1) => {
+                    // As one update at a time would: the last sharer replaced goes in place.
+                    if let Some(k) = users.get_mut(&(o as i64)) {
+                        *k -= 1;
+                    }
                     appended.push(i);
                 }
                 ChunkLoc::Stored(o) => {
@@ -1062,21 +1069,32 @@ impl Frame {
         mut header: FrameHeader,
     ) -> Result<()> {
         let mut offsets = self.offsets.clone();
-        let mut next_id = self.next_sparse_id();
+        // A new file takes the lowest number that neither the committed index nor an earlier
+        // update of this batch uses: the committed files stay intact until the index changes,
+        // and numbers stay small (C-Blosc2's reader refuses a sparse frame whose file numbers
+        // exceed its cbytes − 32).
+        let mut taken: std::collections::HashSet<u64> = self
+            .offsets
+            .iter()
+            .filter_map(|&v| u64::try_from(v).ok())
+            .collect();
+        let mut free = 0u64;
         let mut files = Vec::new();
         let mut remove = Vec::new();
         for &(n, chunk) in updates {
             if let ChunkLoc::Stored(id) = self.chunk_loc(n)? {
-                header.cbytes -= self.stored_len_sparse(id)?;
                 remove.push(id);
             }
             offsets[n] = match chunk.special {
                 Some(kind) => encode_special(kind)?,
                 None => {
-                    files.push((next_id, chunk.bytes));
+                    while taken.contains(&free) {
+                        free += 1;
+                    }
+                    taken.insert(free);
+                    files.push((free, chunk.bytes));
                     header.cbytes += chunk.bytes.len() as i64;
-                    next_id += 1;
-                    (next_id - 1) as i64
+                    free as i64
                 }
             };
         }
@@ -1114,10 +1132,7 @@ impl Frame {
             }
             FrameType::Sparse => {
                 let remove = match self.chunk_loc(n)? {
-                    ChunkLoc::Stored(id) => {
-                        header.cbytes -= self.stored_len_sparse(id)?;
-                        Some(id)
-                    }
+                    ChunkLoc::Stored(id) => Some(id),
                     ChunkLoc::Special(_) => None,
                 };
                 self.commit_sparse(
@@ -1503,8 +1518,9 @@ impl Frame {
     }
 
     /// Commits a change of a sparse frame: new chunk files first (unreferenced until the
-    /// index changes), then the index replaced atomically, then the chunk files `remove`
-    /// that the new index no longer names removed.
+    /// index changes), then the index replaced atomically, then those of the chunk files
+    /// `remove` that the new index no longer names removed (and no longer counted in
+    /// `header.cbytes`).
     fn commit_sparse(
         &mut self,
         files: &[(u64, &[u8])],
@@ -1514,6 +1530,19 @@ impl Frame {
         remove: &[u64],
         room: usize,
     ) -> Result<()> {
+        // The files to remove: those the new index no longer names (entries may share one).
+        let kept: std::collections::HashSet<i64> =
+            offsets.iter().copied().filter(|&v| v >= 0).collect();
+        let mut remove: Vec<u64> = remove
+            .iter()
+            .copied()
+            .filter(|&id| !kept.contains(&(id as i64)))
+            .collect();
+        remove.sort_unstable();
+        remove.dedup();
+        for &id in &remove {
+            header.cbytes -= self.stored_len_sparse(id)?;
+        }
         let durable = self.durable();
         for &(id, bytes) in files {
             self.mark(Obj::Chunk(id));
@@ -1529,11 +1558,8 @@ impl Frame {
         frame_parts(&mut header, 0, &off_chunk, &tbytes);
         let hb = header.to_bytes();
         self.replace_frame(&[&hb, &off_chunk, &tbytes])?;
-        // A file that an entry of the new index still names (entries sharing a file) stays.
-        let kept: std::collections::HashSet<i64> =
-            offsets.iter().copied().filter(|&v| v >= 0).collect();
         self.install(header, trailer, tbytes, offsets, off_chunk);
-        for &id in remove.iter().filter(|&&id| !kept.contains(&(id as i64))) {
+        for &id in &remove {
             self.dirty.retain(|&o| o != Obj::Chunk(id));
             let r = self.io.remove(Obj::Chunk(id));
             self.fail(r)?;

@@ -562,7 +562,9 @@ impl SChunk {
     /// Replaces several chunks, `(nchunk, compressed chunk)` each, in one commit: on a file,
     /// the bytes after the first replaced chunk move once, not once per chunk, and a crash
     /// leaves either every chunk replaced or none. The result is byte for byte that of
-    /// [`SChunk::update_chunk`] called on each in turn.
+    /// [`SChunk::update_chunk`] called on each in turn, except that in a sparse frame the
+    /// new chunk files may be numbered otherwise (a batch does not reuse the number of a
+    /// file it replaces before its commit). An empty batch writes nothing.
     ///
     /// # Errors
     /// As [`SChunk::update_chunk`], checked for every chunk before anything is written;

@@ -275,6 +275,23 @@ def test_writes_and_resizes_cross_over(tool: Path, tmp_path: Path) -> None:
         assert np.array_equal(got, grown[keep_dims(key)]), key
 
 
+def test_sparse_item_rewritten_many_times(tool: Path, tmp_path: Path) -> None:
+    """One item of a zeros sparse array written 60 times by Strata: each write makes a new
+    chunk file, numbered low enough that python-blosc2 (which checks file numbers against
+    cbytes) still opens the directory."""
+    path = tmp_path / "z.b2frame"
+    c = Case("zeros", (1000,), "<i8", (100,), (100,), make="zeros", sparse=True)
+    data = write_strata(tool, c, path, tmp_path)
+    for v in range(60):
+        (tmp_path / "v.raw").write_bytes(np.int64(v).tobytes())
+        run(tool, "set", path, tmp_path / "v.raw", "5")
+    data[5] = 59
+    files = sorted(p.name for p in path.iterdir())
+    assert files == ["00000000.chunk", "chunks.b2frame"], files
+    assert np.array_equal(blosc2.open(str(path))[...], data)
+    assert np.array_equal(strata_slice(tool, path, (), data.dtype, tmp_path), data)
+
+
 def test_sparse_writes_cross_over(tool: Path, tmp_path: Path) -> None:
     """A sparse directory made by Strata, written by python-blosc2, read by Strata."""
     path = tmp_path / "d.b2frame"
