@@ -108,8 +108,13 @@ const BATCH_BYTES: usize = 64 << 20;
 /// Most chunks per batch.
 const MAX_BATCH_CHUNKS: usize = 4096;
 
-fn batch_chunks(chunk_nbytes: usize) -> usize {
-    (BATCH_BYTES / chunk_nbytes.max(1)).clamp(1, MAX_BATCH_CHUNKS)
+/// The planned chunks `0..nchunks`, of `chunk_nbytes` uncompressed bytes each, cut into
+/// batches of at most [`BATCH_BYTES`] (at least one chunk, at most [`MAX_BATCH_CHUNKS`]).
+fn batches(nchunks: usize, chunk_nbytes: usize) -> impl Iterator<Item = Range<usize>> {
+    let per_batch = (BATCH_BYTES / chunk_nbytes.max(1)).clamp(1, MAX_BATCH_CHUNKS);
+    (0..nchunks)
+        .step_by(per_batch)
+        .map(move |t| t..(t + per_batch).min(nchunks))
 }
 
 /// A vector of `n` zero bytes, or [`Error::MemoryAlloc`].
@@ -192,12 +197,8 @@ pub fn get_slice<S: ChunkSource + ?Sized>(
         output: &output,
         counters: &counters,
     };
-    let per_batch = batch_chunks(geom.chunk_nbytes());
-    let mut t = 0;
-    while t < plan.nchunks() {
-        let end = (t + per_batch).min(plan.nchunks());
-        reader.batch(source, t..end)?;
-        t = end;
+    for batch in batches(plan.nchunks(), geom.chunk_nbytes()) {
+        reader.batch(source, batch)?;
     }
     Ok(counters.stats())
 }
@@ -648,15 +649,11 @@ pub fn set_slice<S: ChunkStore + ?Sized>(
     }
     let counters = Counters::default();
     let writer = Writer::new(ctx, cparams, geom, &plan, data, &counters);
-    let per_batch = batch_chunks(geom.chunk_nbytes());
-    let mut t = 0;
-    while t < plan.nchunks() {
-        let end = (t + per_batch).min(plan.nchunks());
-        let chunks: Vec<ChunkPlan<'_>> = (t..end).map(|i| plan.chunk(i)).collect();
+    for batch in batches(plan.nchunks(), geom.chunk_nbytes()) {
+        let chunks: Vec<ChunkPlan<'_>> = batch.map(|i| plan.chunk(i)).collect();
         let built = writer.build_batch(Some(&*store), &chunks)?;
         store.update_chunks(chunks.iter().map(ChunkPlan::nchunk).zip(built).collect())?;
         Counters::add(&counters.chunks_written, chunks.len());
-        t = end;
     }
     Ok(counters.stats())
 }
@@ -688,15 +685,12 @@ pub(crate) fn build_chunks(
     }
     let counters = Counters::default();
     let writer = Writer::new(ctx, cparams, geom, &plan, data, &counters);
-    let per_batch = batch_chunks(geom.chunk_nbytes());
-    let mut t = 0;
-    while t < plan.nchunks() {
-        let end = (t + per_batch).min(plan.nchunks());
-        let chunks: Vec<ChunkPlan<'_>> = (t..end).map(|i| plan.chunk(i)).collect();
-        debug_assert!(chunks.iter().zip(t..).all(|(c, i)| c.nchunk() == i));
+    for batch in batches(plan.nchunks(), geom.chunk_nbytes()) {
+        let first = batch.start;
+        let chunks: Vec<ChunkPlan<'_>> = batch.map(|i| plan.chunk(i)).collect();
+        debug_assert!(chunks.iter().zip(first..).all(|(c, i)| c.nchunk() == i));
         sink(writer.build_batch::<dyn ChunkSource>(None, &chunks)?)?;
         Counters::add(&counters.chunks_written, chunks.len());
-        t = end;
     }
     Ok(counters.stats())
 }
