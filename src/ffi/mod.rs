@@ -92,6 +92,15 @@ fn call_status(body: impl FnOnce() -> FfiResult<()>) -> i32 {
     call(|| body().map(|()| 0)) as i32
 }
 
+/// Takes back a handle made by `Box::into_raw`; `None` for NULL.
+///
+/// # Safety
+/// `ptr` must be NULL or a live handle made by `Box::into_raw`, not used again after the call.
+unsafe fn take_handle<T>(ptr: *mut T) -> Option<Box<T>> {
+    // SAFETY: non-null, and the caller gives up a handle made by Box::into_raw.
+    (!ptr.is_null()).then(|| unsafe { Box::from_raw(ptr) })
+}
+
 /// A count or size as the `int64_t` the C functions return.
 fn count(n: impl TryInto<i64>) -> i64 {
     n.try_into().unwrap_or(i64::MAX)

@@ -15,7 +15,7 @@ use super::params::{strata_cparams, strata_dparams, strata_storage, sync_policy}
 use super::schunk::{location, open_mode};
 use super::{
     arg_mut, arg_ref, call, call_status, copy_out, count, name_out, slice_in, slice_out, str_in,
-    FfiResult,
+    take_handle, FfiResult,
 };
 use crate::error::Error;
 use crate::format::b2nd::MAX_DIM;
@@ -420,12 +420,11 @@ pub unsafe extern "C" fn strata_ndarray_save(
 #[no_mangle]
 pub unsafe extern "C" fn strata_ndarray_close(array: *mut strata_ndarray) -> i32 {
     call_status(|| {
-        if array.is_null() {
-            return Ok(());
+        // SAFETY: forwarded from the caller.
+        match unsafe { take_handle(array) } {
+            Some(a) => Ok(a.inner.close()?),
+            None => Ok(()),
         }
-        // SAFETY: a live handle made by Box::into_raw, given up by the caller.
-        let a = unsafe { Box::from_raw(array) };
-        Ok(a.inner.close()?)
     })
 }
 
@@ -437,10 +436,8 @@ pub unsafe extern "C" fn strata_ndarray_close(array: *mut strata_ndarray) -> i32
 #[no_mangle]
 pub unsafe extern "C" fn strata_ndarray_free(array: *mut strata_ndarray) {
     call(|| {
-        if !array.is_null() {
-            // SAFETY: a live handle made by Box::into_raw, given up by the caller.
-            drop(unsafe { Box::from_raw(array) });
-        }
+        // SAFETY: forwarded from the caller.
+        drop(unsafe { take_handle(array) });
         Ok(0)
     });
 }

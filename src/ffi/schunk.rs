@@ -11,7 +11,7 @@ use super::chunk::{STRATA_SPECIAL_NAN, STRATA_SPECIAL_UNINIT, STRATA_SPECIAL_ZER
 use super::params::{strata_cparams, strata_dparams, strata_storage, sync_policy};
 use super::{
     arg_mut, arg_ref, call, call_status, copy_out, count, name_out, slice_in, slice_out, str_in,
-    FfiResult,
+    take_handle, FfiResult,
 };
 use crate::error::Error;
 use crate::format::chunk::SpecialType;
@@ -272,12 +272,11 @@ pub unsafe extern "C" fn strata_schunk_flush(schunk: *mut strata_schunk) -> i32 
 #[no_mangle]
 pub unsafe extern "C" fn strata_schunk_close(schunk: *mut strata_schunk) -> i32 {
     call_status(|| {
-        if schunk.is_null() {
-            return Ok(());
+        // SAFETY: forwarded from the caller.
+        match unsafe { take_handle(schunk) } {
+            Some(s) => Ok(s.inner.close()?),
+            None => Ok(()),
         }
-        // SAFETY: a live handle made by Box::into_raw, given up by the caller.
-        let s = unsafe { Box::from_raw(schunk) };
-        Ok(s.inner.close()?)
     })
 }
 
@@ -289,10 +288,8 @@ pub unsafe extern "C" fn strata_schunk_close(schunk: *mut strata_schunk) -> i32 
 #[no_mangle]
 pub unsafe extern "C" fn strata_schunk_free(schunk: *mut strata_schunk) {
     call(|| {
-        if !schunk.is_null() {
-            // SAFETY: a live handle made by Box::into_raw, given up by the caller.
-            drop(unsafe { Box::from_raw(schunk) });
-        }
+        // SAFETY: forwarded from the caller.
+        drop(unsafe { take_handle(schunk) });
         Ok(0)
     });
 }
@@ -548,7 +545,7 @@ pub unsafe extern "C" fn strata_schunk_update_chunks(
     chunklens: *const usize,
     n: usize,
 ) -> i32 {
-    call(|| {
+    call_status(|| {
         // SAFETY: forwarded from the caller.
         let (s, numbers, ptrs, lens) = unsafe {
             (
@@ -564,9 +561,8 @@ pub unsafe extern "C" fn strata_schunk_update_chunks(
             let chunk = unsafe { slice_in(ptr, len, "chunks[i]")? };
             updates.push((index(number)?, chunk));
         }
-        s.inner.update_chunks(&updates).map(|()| 0)?;
-        Ok(0)
-    }) as i32
+        Ok(s.inner.update_chunks(&updates)?)
+    })
 }
 
 /// Compresses `srclen` bytes at `src` with the super-chunk's cparams and replaces chunk
