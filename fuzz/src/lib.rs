@@ -342,26 +342,27 @@ pub fn special(kind: u8, typesize: u8, nbytes: usize, value: &[u8]) -> Vec<u8> {
 /// Most chunks a fuzzed frame may announce: its offsets index is allocated whole.
 pub const MAX_FRAME_CHUNKS: i64 = 1 << 16;
 
-/// The number of chunks a frame announces, found as the library finds it: the header's nbytes
-/// over its chunksize, or for a variable-chunksize frame (chunksize 0) the offsets chunk's
-/// nbytes over 8. Its offsets index is allocated whole (a consistent frame may announce up to
+/// The number of chunks a frame's bytes announce ([`FrameHeader::announced_nchunks`], the
+/// offsets chunk read where a contiguous frame has it); 0 when the bytes do not say. The
+/// library allocates the offsets index whole (a consistent frame may announce up to
 /// BLOSC2_MAX_BUFFERSIZE / 8 chunks, mostly special), so the fuzzer skips large ones to keep
-/// its memory small; 0 when the bytes do not say.
+/// its memory small.
+///
+/// [`FrameHeader::announced_nchunks`]: strata::format::frame::FrameHeader::announced_nchunks
 fn announced_chunks(data: &[u8]) -> i64 {
     let Ok(h) = strata::format::frame::FrameHeader::parse_fixed(data) else {
         return 0;
     };
-    match h.chunksize {
-        cs if cs > 0 => h.nbytes / i64::from(cs),
-        0 => usize::try_from(h.cbytes)
+    let offsets_nbytes = || {
+        usize::try_from(h.cbytes)
             .ok()
             .and_then(|c| c.checked_add(h.header_len + 4))
             .and_then(|at| data.get(at..at.checked_add(4)?))
-            .map_or(0, |b| {
-                i64::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]])) / 8
-            }),
-        _ => 0,
-    }
+            .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .ok_or_else(|| strata::Error::InvalidHeader("no offsets chunk".into()))
+    };
+    h.announced_nchunks(offsets_nbytes)
+        .map_or(0, |n| i64::try_from(n).unwrap_or(i64::MAX))
 }
 
 /// `frame` fuzz target: opens the bytes as a contiguous frame (read-only, in memory) and reads

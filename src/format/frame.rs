@@ -170,6 +170,38 @@ pub struct FrameHeader {
 }
 
 impl FrameHeader {
+    /// The number of chunks the header announces: `nbytes` over the chunksize, rounded up;
+    /// for a variable-chunksize frame (chunksize 0), the `nbytes` of its offsets chunk (read
+    /// by `offsets_nbytes`: bytes 4..8 of that chunk, little-endian) over 8. At most
+    /// `BLOSC2_MAX_BUFFERSIZE / 8`: the offsets index is one chunk.
+    ///
+    /// # Errors
+    /// [`Error::InvalidHeader`] for a negative chunksize with data, an offsets chunk whose
+    /// `nbytes` is not a positive multiple of 8, or more chunks than one offsets chunk holds;
+    /// the errors of `offsets_nbytes`.
+    pub fn announced_nchunks(&self, offsets_nbytes: impl FnOnce() -> Result<i32>) -> Result<u64> {
+        if self.nbytes == 0 {
+            return Ok(0);
+        }
+        let n = match self.chunksize {
+            cs if cs > 0 => (self.nbytes as u64).div_ceil(cs as u64),
+            0 => {
+                let nb = offsets_nbytes()?;
+                if nb <= 0 || nb % 8 != 0 {
+                    return Err(Error::header(format!("offsets chunk of {nb} bytes")));
+                }
+                nb as u64 / 8
+            }
+            cs => return Err(Error::header(format!("chunksize {cs} with data"))),
+        };
+        if !matches!(n.checked_mul(8), Some(b) if b <= super::chunk::MAX_BUFFERSIZE as u64) {
+            return Err(Error::header(format!(
+                "{n} chunks exceed the offsets index limit"
+            )));
+        }
+        Ok(n)
+    }
+
     /// The header of an empty contiguous frame of items of `typesize` bytes, with C-Blosc2's
     /// default parameters (BloscLZ, clevel 5, shuffle, forward-compatible split), no
     /// metalayers and `frame_len` 0 (set it before writing).

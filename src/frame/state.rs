@@ -262,32 +262,16 @@ impl Frame {
         kind: FrameType,
         trailer_pos: u64,
     ) -> Result<usize> {
-        if h.nbytes == 0 {
-            return Ok(0);
-        }
-        let n = match h.chunksize {
-            cs if cs > 0 => (h.nbytes as u64).div_ceil(cs as u64),
-            0 => {
-                let pos = Self::offsets_pos_of(h, kind);
-                if pos + EXTENDED_HEADER_LENGTH as u64 > trailer_pos {
-                    return Err(Error::header("no room for the offsets chunk"));
-                }
-                let mut b = [0u8; 8];
-                io.read_at(Obj::Frame, pos + 4, &mut b)?;
-                let nb = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-                if nb <= 0 || nb % 8 != 0 {
-                    return Err(Error::header(format!("offsets chunk of {nb} bytes")));
-                }
-                nb as u64 / 8
+        let n = h.announced_nchunks(|| {
+            let pos = Self::offsets_pos_of(h, kind);
+            if pos + EXTENDED_HEADER_LENGTH as u64 > trailer_pos {
+                return Err(Error::header("no room for the offsets chunk"));
             }
-            cs => return Err(Error::header(format!("chunksize {cs} with data"))),
-        };
-        if !matches!(n.checked_mul(8), Some(b) if b <= MAX_BUFFERSIZE as u64) {
-            return Err(Error::header(format!(
-                "{n} chunks exceed the offsets index limit"
-            )));
-        }
-        Ok(n as usize)
+            let mut b = [0u8; 4];
+            io.read_at(Obj::Frame, pos + 4, &mut b)?;
+            Ok(i32::from_le_bytes(b))
+        })?;
+        usize::try_from(n).map_err(|_| Error::header(format!("{n} chunks")))
     }
 
     fn read_offsets(
@@ -936,15 +920,17 @@ impl Frame {
             header.nbytes += chunk.nbytes as i64 - old_nbytes as i64;
         }
         match self.kind {
-            FrameType::Contiguous => self.update_contiguous(updates, header),
+            FrameType::Contiguous => self.update_contiguous(updates, &seen, header),
             FrameType::Sparse => self.update_sparse(updates, header),
         }
     }
 
-    /// [`Frame::update_many`] for a contiguous frame, the updates checked.
+    /// [`Frame::update_many`] for a contiguous frame, the updates checked; `replaced[n]` says
+    /// whether chunk `n` is one of them.
     fn update_contiguous(
         &mut self,
         updates: &[(usize, &NewChunk<'_>)],
+        replaced: &[bool],
         mut header: FrameHeader,
     ) -> Result<()> {
         let hl = self.header.header_len as u64;
@@ -952,10 +938,10 @@ impl Frame {
         let mut offsets = self.offsets.clone();
         // Stored chunks replaced in place, by position: (offset, old stored length, update).
         let mut in_place = Vec::new();
-        // Chunks that were special, in the order given.
+        // Chunks replaced at the end of the data section, in the order given: those that
+        // were special, and those whose bytes another index entry still shares.
         let mut appended = Vec::new();
-        // Stored offsets that several index entries share: those bytes must stay for the
-        // entries not replaced, so a chunk replaced there goes to the end instead.
+        // Index entries per stored offset.
         let mut users = std::collections::HashMap::new();
         for &v in self.offsets.iter().filter(|&&v| v >= 0) {
             *users.entry(v).or_insert(0usize) += 1;
@@ -963,14 +949,14 @@ impl Frame {
         for (i, &(n, _)) in updates.iter().enumerate() {
             match self.chunk_loc(n)? {
                 ChunkLoc::Special(_) => appended.push(i),
-                ChunkLoc::Stored(o) if users.get(&(o as i64)).is_some_and(|&k| k > 1) => {
-                    // As one update at a time would: the last sharer replaced goes in place.
-                    if let Some(k) = users.get_mut(&(o as i64)) {
-                        *k -= 1;
-                    }
-                    appended.push(i);
-                }
                 ChunkLoc::Stored(o) => {
+                    // As one update at a time would: the last sharer replaced goes in place.
+                    let sharers = users.entry(o as i64).or_insert(1);
+                    if *sharers > 1 {
+                        *sharers -= 1;
+                        appended.push(i);
+                        continue;
+                    }
                     let (obj, pos, room) = self.stored_at(o)?;
                     let (_, ocb) = self.stored_header(obj, pos, room)?;
                     // C-Blosc2 counts an old chunk of exactly 32 bytes as 0.
@@ -1023,11 +1009,7 @@ impl Frame {
                 len: c0 - cursor,
             });
         }
-        let mut updated = vec![false; offsets.len()];
-        for &(n, _) in updates {
-            updated[n] = true;
-        }
-        for (v, _) in offsets.iter_mut().zip(updated).filter(|(_, u)| !u) {
+        for (v, _) in offsets.iter_mut().zip(replaced).filter(|(_, &r)| !r) {
             if *v >= 0 {
                 // The updated chunks that lie before this one (strictly).
                 let k = ends.partition_point(|&o| (o as i64) < *v);
@@ -1461,20 +1443,19 @@ impl Frame {
                 .filter(|(r, _)| r.contains(&abs))
                 .map(|(r, to)| to + (abs - r.start))
         };
-        let rel_p = (p - hl) as i64;
-        let old_off_chunk = if segments.is_empty() || !self.offsets.iter().any(|&v| v >= rel_p) {
+        let shifted: Vec<i64> = self
+            .offsets
+            .iter()
+            .map(
+                |&v| match u64::try_from(v).ok().and_then(|v| relocated_at(hl + v)) {
+                    Some(abs) => (abs - hl) as i64,
+                    None => v,
+                },
+            )
+            .collect();
+        let old_off_chunk = if shifted == self.offsets {
             self.offsets_chunk.clone()
         } else {
-            let shifted: Vec<i64> = self
-                .offsets
-                .iter()
-                .map(
-                    |&v| match u64::try_from(v).ok().and_then(|v| relocated_at(hl + v)) {
-                        Some(abs) => (abs - hl) as i64,
-                        None => v,
-                    },
-                )
-                .collect();
             encode_offsets(&shifted, 0)?
         };
         let old_trailer = self.trailer_bytes.clone();
