@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # All of Strata's tests, the one test command (CI runs it through .ci/run):
-#   1. .venv from the pinned tests/interop/requirements.txt (scripts/setup-venv.sh; as root it
-#      installs Debian's python3-venv if Python lacks venv)
+#   1. .venv from the pinned requirements (scripts/setup-venv.sh; as root it installs Debian's
+#      python3-venv if Python lacks venv)
 #   2. cmake and libclang for the ZFP plugin and gfortran for bindings/fortran
 #      (scripts/setup-build-deps.sh; Debian's packages, as root), cbindgen (pinned;
-#      tests/ffi_c.rs regenerates include/strata.h with it), then
-#      cargo build --release --workspace
-#   3. the real climate grids into data/ (scripts/fetch-data.sh, Debian's ferret-datasets; the
-#      .npy files made by the release strata, checked against pinned SHA-256), then
-#      cargo test --workspace --release
-#   4. the interop suite against C-Blosc2 and Blosc1 (pytest tests/interop, STRATA_BIN set to
-#      the release binary)
-#   5. the fuzz targets, 30 s each (fuzz/run.sh; FUZZ_SECONDS changes it, 0 skips)
-# Every stage runs even when an earlier test stage fails; the last line sums up all tests, and
-# the exit status is non-zero if anything failed.
+#      tests/ffi_c.rs regenerates include/strata.h with it)
+#   3. the fast tier, minutes: cargo fmt --check; cargo clippy --workspace --all-targets with
+#      warnings denied (the lints [workspace.lints] declares, undocumented_unsafe_blocks
+#      among them); cargo doc with warnings denied; the unit tests in debug mode (debug
+#      assertions on)
+#   4. the long tier: cargo build --release --workspace; the real climate grids into data/
+#      (scripts/fetch-data.sh, Debian's ferret-datasets; the .npy files made by the release
+#      strata, checked against pinned SHA-256); cargo test --workspace --release
+#   5. the interop suite against the real peers (pytest tests/interop, STRATA_BIN set to the
+#      release binary)
+#   6. the fuzz targets, 30 s each (fuzz/run.sh; FUZZ_SECONDS changes it, 0 skips)
+# `scripts/test.sh --fast` stops after the fast tier.
+# Every check runs even when an earlier one fails; each prints one `check:` line, and the last
+# line sums up all tests. The exit status is non-zero if anything failed.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,38 +34,67 @@ cbindgen_version=0.29.2
 if [ "$(cbindgen --version 2>/dev/null)" != "cbindgen $cbindgen_version" ]; then
   cargo install cbindgen --version "$cbindgen_version" --locked
 fi
-stage "cargo build --release --workspace"
-cargo build --release --workspace
-stage "real data (made into .npy by the build's strata)"
-bash scripts/fetch-data.sh
+failed_checks=()
+# check NAME CMD...: runs CMD, logs it to $logs/NAME.log and says how it went in one line.
+check() {
+  local name=$1 status=0
+  shift
+  stage "$name"
+  "$@" 2>&1 | tee "$logs/$name.log" || status=$?
+  if [ "$status" -eq 0 ]; then
+    echo "check: $name ok"
+  else
+    echo "check: $name FAILED (exit $status; log above)"
+    failed_checks+=("$name")
+  fi
+  return 0
+}
+# tests_in LOG: "passed failed" summed over the `test result:` lines of a cargo test log.
+tests_in() {
+  awk '/^test result:/ {p += $4; f += $6} END {print p + 0, f + 0}' "$1"
+}
 
-stage "cargo test --workspace --release"
-cargo_status=0
-cargo test --workspace --release 2>&1 | tee "$logs/cargo.log" || cargo_status=$?
-read -r cargo_passed cargo_failed < <(awk '/^test result:/ {p += $4; f += $6} END {print p + 0, f + 0}' "$logs/cargo.log")
+check fmt cargo fmt --all --check
+check clippy cargo clippy --workspace --all-targets --quiet -- -D warnings
+check doc env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+check unit-debug cargo test --workspace --lib --bins
+read -r unit_passed unit_failed < <(tests_in "$logs/unit-debug.log")
+if [ "${1:-}" = --fast ]; then
+  [ ${#failed_checks[@]} -eq 0 ] || echo "failed checks: ${failed_checks[*]}"
+  echo "summary (fast tier): $unit_passed passed, $unit_failed failed"
+  [ ${#failed_checks[@]} -eq 0 ]
+  exit
+fi
+
+check build-release cargo build --release --workspace
+check data bash scripts/fetch-data.sh
+check cargo-test cargo test --workspace --release
+read -r cargo_passed cargo_failed < <(tests_in "$logs/cargo-test.log")
 
 stage "interop suite (pytest tests/interop)"
 pytest_status=0
 STRATA_BIN="$root/target/release/strata" .venv/bin/python -m pytest tests/interop -q -n auto -p no:cacheprovider \
   --junitxml="$logs/interop.xml" || pytest_status=$?
-read -r py_passed py_failed < <(.venv/bin/python - "$logs/interop.xml" <<'PY' 2>/dev/null || echo "0 0"
+read -r py_passed py_failed py_skipped < <(.venv/bin/python - "$logs/interop.xml" <<'PY' 2>/dev/null || echo "0 0 0"
 import sys
 import xml.etree.ElementTree as ET
 suite = ET.parse(sys.argv[1]).getroot()
 suite = suite if suite.tag == "testsuite" else suite[0]
 failed = int(suite.get("failures")) + int(suite.get("errors"))
-print(int(suite.get("tests")) - failed - int(suite.get("skipped")), failed)
+skipped = int(suite.get("skipped"))
+print(int(suite.get("tests")) - failed - skipped, failed, skipped)
 PY
 )
+[ "$pytest_status" -eq 0 ] && echo "check: interop ok" || { echo "check: interop FAILED (exit $pytest_status)"; failed_checks+=(interop); }
 
-fuzz_status=0
+fuzz_result=skipped
 if [ "${FUZZ_SECONDS:-30}" != 0 ]; then
-  stage "fuzz (${FUZZ_SECONDS:-30} s per target)"
-  bash fuzz/run.sh "${FUZZ_SECONDS:-30}" || fuzz_status=$?
+  check fuzz bash fuzz/run.sh "${FUZZ_SECONDS:-30}"
+  case " ${failed_checks[*]} " in *" fuzz "*) fuzz_result=FAILED ;; *) fuzz_result=ok ;; esac
 fi
 
-printf '\n== done in %d s: cargo test %d passed, %d failed (exit %d); interop %d passed, %d failed (exit %d); fuzz exit %d\n' \
-  "$SECONDS" "$cargo_passed" "$cargo_failed" "$cargo_status" "$py_passed" "$py_failed" "$pytest_status" "$fuzz_status"
-fuzz_result=$([ "${FUZZ_SECONDS:-30}" = 0 ] && echo skipped || { [ "$fuzz_status" -eq 0 ] && echo ok || echo FAILED; })
-echo "summary: $((cargo_passed + py_passed)) passed, $((cargo_failed + py_failed)) failed (fuzz: $fuzz_result)"
-[ "$cargo_status" -eq 0 ] && [ "$pytest_status" -eq 0 ] && [ "$fuzz_status" -eq 0 ]
+printf '\n== done in %d s: unit tests (debug) %d passed, %d failed; cargo test %d passed, %d failed; interop %d passed, %d failed, %d skipped; fuzz %s\n' \
+  "$SECONDS" "$unit_passed" "$unit_failed" "$cargo_passed" "$cargo_failed" "$py_passed" "$py_failed" "$py_skipped" "$fuzz_result"
+[ ${#failed_checks[@]} -eq 0 ] || echo "failed checks: ${failed_checks[*]}"
+echo "summary: $((unit_passed + cargo_passed + py_passed)) passed, $((unit_failed + cargo_failed + py_failed)) failed (fuzz: $fuzz_result)"
+[ ${#failed_checks[@]} -eq 0 ]

@@ -3,7 +3,7 @@
 //! Chunked, compressed N-dimensional arrays that read and write the Blosc2 formats byte for
 //! byte, so data moves freely between Strata, C-Blosc2 and python-blosc2.
 //!
-//! Layers, bottom up: [`format`] (byte layouts), [`codecs`] and [`filters`] (one module per
+//! Layers, bottom up: [`format`](mod@format) (byte layouts), [`codecs`] and [`filters`] (one module per
 //! Blosc2 ID), [`registry`] (ID → codec/filter), [`chunk`] (compress, decompress and getitem of
 //! one chunk), [`frame`] (frames on a file, a directory or memory, written crash-safely),
 //! [`schunk`] (the super-chunk: chunks, metalayers and vlmetalayers in a frame) and
