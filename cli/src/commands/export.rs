@@ -207,10 +207,10 @@ fn export(args: &ExportArgs) -> Result<ExportReport> {
 mod tests {
     use super::{export, ExportReport, SliceArgs};
     use crate::commands::parse_args;
+    use crate::commands::write_array;
     use crate::formats::npy;
     use crate::report::Report;
-    use strata::ndarray::{ArrayParams, NdArray, Slice};
-    use strata::schunk::Location;
+    use strata::ndarray::{ArrayParams, Slice};
 
     #[test]
     fn an_array_and_a_selection_become_npy_or_raw() {
@@ -221,17 +221,15 @@ mod tests {
             .dtype("<u4")
             .chunkshape(&[3, 3])
             .blockshape(&[2, 2]);
-        NdArray::from_buffer(&params, &Location::File(path.clone()), &data)
-            .unwrap()
-            .close()
-            .unwrap();
+        write_array(&path, &params, &data);
         let whole = dir.path().join("whole.npy");
         let args = parse_args(&["export".as_ref(), path.as_os_str(), whole.as_os_str()]);
         let r = export(&args).unwrap();
         assert_eq!((r.nbytes, &r.shape[..]), (96, &[4, 6][..]));
-        let mut expected = npy::header("<u4", &[4, 6]);
-        expected.extend_from_slice(&data);
-        assert_eq!(std::fs::read(&whole).unwrap(), expected);
+        assert_eq!(
+            std::fs::read(&whole).unwrap(),
+            npy::file("<u4", &[4, 6], &data)
+        );
         // A column, as raw bytes.
         let column = dir.path().join("column.raw");
         let args = parse_args(&[

@@ -355,9 +355,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (input, output) = (dir.path().join("grid.npy"), dir.path().join("grid.b2nd"));
         let data: Vec<u8> = (0..300u16).flat_map(u16::to_le_bytes).collect();
-        let mut file = npy::header("<u2", &[15, 20]);
-        file.extend_from_slice(&data);
-        std::fs::write(&input, file).unwrap();
+        std::fs::write(&input, npy::file("<u2", &[15, 20], &data)).unwrap();
         let args = parse_args(&[
             "import".as_ref(),
             "--chunkshape".as_ref(),

@@ -17,3 +17,12 @@ pub(crate) fn parse_args<A: clap::Args + clap::FromArgMatches>(argv: &[&std::ffi
     let cmd = A::augment_args(clap::Command::new("test"));
     A::from_arg_matches(&cmd.get_matches_from(argv)).expect("arguments of the subcommand")
 }
+
+/// Writes the b2nd array of `params` holding `data` to the file `path`.
+#[cfg(test)]
+pub(crate) fn write_array(path: &std::path::Path, params: &strata::ArrayParams, data: &[u8]) {
+    let location = strata::schunk::Location::File(path.to_owned());
+    strata::NdArray::from_buffer(params, &location, data)
+        .and_then(strata::NdArray::close)
+        .expect("the array is written");
+}

@@ -154,9 +154,9 @@ fn format_item(dtype: &str, b: &[u8]) -> String {
 mod tests {
     use super::{format_item, slice, SliceReport};
     use crate::commands::parse_args;
+    use crate::commands::write_array;
     use crate::report::Report;
-    use strata::ndarray::{ArrayParams, NdArray};
-    use strata::schunk::Location;
+    use strata::ndarray::ArrayParams;
 
     fn text(report: &SliceReport) -> String {
         let mut out = Vec::new();
@@ -202,10 +202,7 @@ mod tests {
             .dtype("<i2")
             .chunkshape(&[4, 4])
             .blockshape(&[2, 2]);
-        NdArray::from_buffer(&params, &Location::File(path.clone()), &data)
-            .unwrap()
-            .close()
-            .unwrap();
+        write_array(&path, &params, &data);
         let args = parse_args(&[
             "slice".as_ref(),
             "--start".as_ref(),

@@ -164,9 +164,17 @@ pub fn create(path: &Path, dtype: &str, shape: &[usize]) -> Result<BufWriter<Fil
     Ok(w)
 }
 
+/// A whole `.npy` file: the header, then `data`.
+#[cfg(test)]
+pub(crate) fn file(dtype: &str, shape: &[usize], data: &[u8]) -> Vec<u8> {
+    let mut bytes = header(dtype, shape);
+    bytes.extend_from_slice(data);
+    bytes
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{header, read_header, NpyInfo};
+    use super::{file, header, read_header, NpyInfo};
     use std::io::{Cursor, Read};
     use std::path::Path;
 
@@ -210,9 +218,7 @@ mod tests {
         ] {
             let nitems: usize = shape.iter().product();
             let data: Vec<u8> = (0..nitems * typesize).map(|i| i as u8).collect();
-            let mut file = header(dtype, &shape);
-            file.extend_from_slice(&data);
-            let (info, back) = read(&file).unwrap();
+            let (info, back) = read(&file(dtype, &shape, &data)).unwrap();
             assert_eq!(info.dtype, dtype);
             assert_eq!(
                 info.shape,
@@ -239,8 +245,7 @@ mod tests {
     fn lying_headers_are_errors_naming_the_file() {
         let message = |bytes: &[u8]| format!("{:#}", read(bytes).unwrap_err());
         // Fewer data bytes than the shape needs.
-        let mut short = header("<f8", &[4]);
-        short.extend_from_slice(&[0; 31]);
+        let short = file("<f8", &[4], &[0; 31]);
         assert_eq!(
             message(&short),
             "a.npy: the .npy header announces 32 data bytes, the file holds 31"

@@ -106,9 +106,7 @@ mod tests {
         assert_eq!(input.typesize, None);
 
         let arr = dir.path().join("a.bin");
-        let mut bytes = npy::header("<i2", &[3]);
-        bytes.extend_from_slice(&[1, 0, 2, 0, 3, 0, 99]);
-        std::fs::write(&arr, &bytes).unwrap();
+        std::fs::write(&arr, npy::file("<i2", &[3], &[1, 0, 2, 0, 3, 0, 99])).unwrap();
         let opened = open_input(&arr).unwrap();
         assert_eq!(opened.nbytes, 6);
         assert_eq!(opened.npy.unwrap().shape, [3]);

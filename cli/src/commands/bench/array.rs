@@ -313,10 +313,10 @@ fn bench(
 #[cfg(test)]
 mod tests {
     use super::{bench, indices, speedup, ArrayBenchReport, Hyperplanes};
+    use crate::commands::write_array;
     use crate::formats::npy;
     use crate::report::Report;
-    use strata::ndarray::{ArrayParams, NdArray};
-    use strata::schunk::Location;
+    use strata::ndarray::ArrayParams;
 
     #[test]
     fn hyperplanes_of_the_array_match_the_npy_file() {
@@ -327,13 +327,8 @@ mod tests {
             .dtype("<u4")
             .chunkshape(&[6, 10])
             .blockshape(&[3, 5]);
-        NdArray::from_buffer(&params, &Location::File(array.clone()), &data)
-            .unwrap()
-            .close()
-            .unwrap();
-        let mut file = npy::header("<u4", &[12, 10]);
-        file.extend_from_slice(&data);
-        std::fs::write(&raw, file).unwrap();
+        write_array(&array, &params, &data);
+        std::fs::write(&raw, npy::file("<u4", &[12, 10], &data)).unwrap();
         let r = bench(&array, Some(&raw), 1, 1, false).unwrap();
         assert_eq!(
             (r.cache, &r.shape[..], r.dtype.as_str()),
@@ -354,9 +349,7 @@ mod tests {
         assert_eq!(r.hyperplanes[1].blocks_decompressed, 4);
         assert!(r.hyperplanes.iter().all(|h| h.npy_ms.is_some()));
         // A .npy whose shape differs is refused.
-        let mut other = npy::header("<u4", &[10, 12]);
-        other.extend_from_slice(&data);
-        std::fs::write(&raw, other).unwrap();
+        std::fs::write(&raw, npy::file("<u4", &[10, 12], &data)).unwrap();
         let e = format!("{:#}", bench(&array, Some(&raw), 1, 1, false).unwrap_err());
         assert!(e.contains("shape [10, 12] of 4-byte items"), "{e}");
     }
