@@ -2,12 +2,17 @@
 //! split mode and special kind, plus hand-built Blosc1 (16-byte header) and C-Blosc2 3.x
 //! variable-length-block chunks, each behind the target's input prefix (see `src/lib.rs`).
 //!
+//! The `frame` seeds are frames made by the library; the `info` seeds are those frames, b2nd
+//! arrays (one whose shape's size overflows 64 bits) and the chunks, as files hold them.
+//!
 //! Usage: `cargo run --release --example gen_corpus -- <corpus dir>`; writes
-//! `<dir>/decompress/` and `<dir>/getitem/`.
+//! `<dir>/decompress/`, `<dir>/getitem/`, `<dir>/frame/` and `<dir>/info/`.
 
 use std::path::{Path, PathBuf};
 use strata::chunk::{compress_vec, decompress_vec, CParams, SplitMode};
 use strata::codecs::{lz4::Lz4, Codec, CodecCtx};
+use strata::ndarray::{ArrayParams, NdArray};
+use strata::schunk::Location;
 use strata_fuzz::{decompress_input, field, getitem_input, le32, special, text};
 
 /// Rewrites a version-5 chunk with a 32-byte header (shuffle only, no dict) as a 16-byte-header
@@ -264,14 +269,50 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) {
     std::fs::write(dir.join(name), bytes).unwrap_or_else(|e| panic!("writing {name}: {e}"));
 }
 
+/// b2nd arrays as `.b2nd` files hold them: 1-d to 3-d, with and without partitions that
+/// divide the shape, and one whose first dimension has bit 62 set (its size overflows).
+fn arrays() -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for (name, shape, chunkshape, blockshape) in [
+        ("array-1d", vec![1000i64], vec![300], vec![64]),
+        ("array-2d", vec![30, 7], vec![30, 7], vec![30, 7]),
+        ("array-3d", vec![9, 10, 11], vec![4, 5, 6], vec![2, 5, 3]),
+    ] {
+        let nitems: i64 = shape.iter().product();
+        let data = field(usize::try_from(nitems).unwrap() * 4, 7);
+        let params = ArrayParams::new(&shape, 4)
+            .dtype("<f4")
+            .chunkshape(&chunkshape)
+            .blockshape(&blockshape);
+        let arr = NdArray::from_buffer(&params, &Location::Memory, &data).expect("array");
+        out.push((name.to_owned(), arr.schunk().to_cframe().expect("cframe")));
+    }
+    let (_, good) = &out[1];
+    let at = good
+        .windows(5)
+        .position(|w| w == [0x97, 0, 2, 0x92, 0xd3])
+        .expect("a b2nd metalayer")
+        + 5;
+    let mut crafted = good.clone();
+    crafted[at] ^= 0x40;
+    out.push(("array-shape-overflow".to_owned(), crafted));
+    out
+}
+
 fn main() {
     let root = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "corpus".into()));
-    let (dd, gd, fd) = (root.join("decompress"), root.join("getitem"), root.join("frame"));
-    for d in [&dd, &gd, &fd] {
+    let (dd, gd, fd, id) = (
+        root.join("decompress"),
+        root.join("getitem"),
+        root.join("frame"),
+        root.join("info"),
+    );
+    for d in [&dd, &gd, &fd, &id] {
         std::fs::create_dir_all(d).expect("creating the corpus directory");
     }
-    for (name, f) in strata_fuzz::frames() {
+    for (name, f) in strata_fuzz::frames().into_iter().chain(arrays()) {
         write(&fd, &name, &f);
+        write(&id, &name, &f);
     }
     let chunks = chunks();
     for (name, c) in &chunks {
@@ -280,6 +321,7 @@ fn main() {
             decompress_vec(c).unwrap_or_else(|e| panic!("seed {name} does not decode: {e}"));
         let typesize = usize::from(c[3]);
         let nitems = whole.len() / typesize;
+        write(&id, name, c);
         write(&dd, name, &decompress_input(0, 0, c));
         write(
             &dd,
@@ -300,10 +342,11 @@ fn main() {
         );
     }
     println!(
-        "wrote {} chunks as {} decompress and {} getitem seeds into {}",
+        "wrote {} chunks as {} decompress, {} getitem and {} info seeds, and frames, into {}",
         chunks.len(),
         chunks.len() * 3,
         chunks.len() * 2,
+        chunks.len(),
         root.display()
     );
 }

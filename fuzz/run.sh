@@ -2,10 +2,12 @@
 # Fuzz every target for N seconds each (default 30): `fuzz/run.sh [seconds]`.
 #
 # Installs cargo-fuzz if missing, regenerates the seed corpus (fuzz/corpus/, git-ignored) and
-# runs `decompress`, `getitem` and `frame`. Crashes land in fuzz/artifacts/<target>/; minimize one with
+# runs `decompress`, `getitem`, `frame` and `info`. Crashes land in fuzz/artifacts/<target>/;
+# minimize one with
 #   RUSTC_BOOTSTRAP=1 cargo fuzz tmin <target> <file>
 # and keep it under tests/data/fuzz-regressions/ as <target>-<name>.bin (tests/bad_input.rs
-# replays them). Extra libFuzzer flags can be passed in FUZZ_ARGS.
+# replays them, cli/tests/fuzz_regressions.rs the info-* ones). Extra libFuzzer flags can be
+# passed in FUZZ_ARGS.
 #
 # The mutation sequence is seeded (FUZZ_SEED, default 1) so that a run is repeatable: a crash
 # found in CI is found again by the same command. Set FUZZ_SEED=0 for a random seed when
@@ -26,7 +28,7 @@ fi
 
 cargo run --quiet --release --example gen_corpus -- corpus
 
-targets=(decompress getitem frame)
+targets=(decompress getitem frame info)
 cargo fuzz build
 
 status=0

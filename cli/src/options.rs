@@ -9,6 +9,7 @@ use strata::chunk::{CParams, SplitMode};
 use strata::format::b2nd::B2ndMeta;
 use strata::format::chunk::{filter_id, MAX_FILTERS};
 use strata::registry::Registry;
+use strata::scheduler::parse_size;
 
 /// A codec chosen by name.
 #[derive(Debug, Clone)]
@@ -213,25 +214,10 @@ impl CompressOptions {
     }
 }
 
-/// Parses a size in bytes with an optional binary suffix: `4096`, `64K`, `8M`, `1G`
-/// (also `KiB`, `MiB`, `GiB`).
+/// Parses a size in bytes with an optional binary unit (`4096`, `64K`, `8M`, `1G`, also
+/// `KiB`, `MiB`, `GiB`), as [`parse_size`] reads it; the message names the text given.
 pub fn parse_bytes(s: &str) -> Result<usize, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (digits, suffix) = t.split_at(split);
-    let shift = match suffix.to_ascii_uppercase().as_str() {
-        "" | "B" => 0,
-        "K" | "KB" | "KIB" => 10,
-        "M" | "MB" | "MIB" => 20,
-        "G" | "GB" | "GIB" => 30,
-        _ => return Err(format!("{s:?}: not a size (use a number with K, M or G)")),
-    };
-    digits
-        .parse::<usize>()
-        .ok()
-        .and_then(|n| n.checked_mul(1usize << shift))
-        .filter(|&n| n > 0)
-        .ok_or_else(|| format!("{s:?}: not a positive size in bytes"))
+    parse_size(s).map_err(|e| format!("{s:?}: {e}"))
 }
 
 /// Parses a codec meta byte: 0 to 255, or −128 to −1 for codecs whose meta is an int8 (ZFP_ACC's
@@ -360,6 +346,14 @@ mod tests {
         assert!(parse_bytes("12X").is_err());
         assert!(parse_bytes("").is_err());
         assert!(parse_bytes("99999999999999999999G").is_err());
+        assert_eq!(
+            parse_bytes("12X").unwrap_err(),
+            "\"12X\": not a size (use a number with K, M or G)"
+        );
+        assert_eq!(
+            parse_bytes("0").unwrap_err(),
+            "\"0\": not a positive size in bytes"
+        );
     }
 
     #[test]

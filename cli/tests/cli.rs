@@ -1227,3 +1227,63 @@ fn lying_headers_are_errors_and_bad_arguments_usage_errors() {
     );
     assert!(!std::path::Path::new(&d.path("y")).exists());
 }
+
+/// `frame` with the first dimension of its b2nd metalayer's shape (an array of `ndim`
+/// dimensions) set to `dim0`: the layer is `0x97, version, ndim, 0x90 + ndim, 0xd3, i64 BE...`.
+fn with_dim0(frame: &[u8], ndim: u8, dim0: i64) -> Vec<u8> {
+    let at = frame
+        .windows(5)
+        .position(|w| w[0] == 0x97 && w[2] == ndim && w[3] == 0x90 + ndim && w[4] == 0xd3)
+        .expect("a b2nd metalayer")
+        + 5;
+    let mut out = frame.to_vec();
+    out[at..at + 8].copy_from_slice(&dim0.to_be_bytes());
+    out
+}
+
+#[test]
+fn crafted_array_shapes_are_errors_naming_the_file() {
+    let d = Dir::new();
+    let raw = d.file(
+        "in.raw",
+        &(0..210u16).flat_map(u16::to_le_bytes).collect::<Vec<_>>(),
+    );
+    let good = d.path("a.b2nd");
+    ok(&strata(&[
+        "import", "--shape", "30,7", "--dtype", "<u2", &raw, &good,
+    ]));
+    assert_eq!(frame_json(&good)["nbytes"], 420);
+    // One flipped bit (2^62) in the first dimension: the array's size overflows 64 bits.
+    let crafted = d.file("x.b2nd", &with_dim0(&read(&good), 2, (1 << 62) + 30));
+    for args in [vec!["info"], vec!["info", "--json"]] {
+        let out = strata(&[&args[..], &[crafted.as_str()]].concat());
+        fails_with(
+            &out,
+            1,
+            &format!(
+                "strata: error: {crafted}: the b2nd shape [4611686018427387934, 7] of 2-byte \
+                 items is more bytes than 64 bits hold"
+            ),
+        );
+        assert!(out.stdout.is_empty());
+    }
+    // The commands that open it as an array refuse it too.
+    let o = d.path("o.npy");
+    for args in [
+        vec!["export", crafted.as_str(), o.as_str()],
+        vec!["slice", "--start", "0", crafted.as_str()],
+        vec!["decompress", crafted.as_str(), o.as_str()],
+        vec!["bench", "--runs", "1", crafted.as_str()],
+    ] {
+        fails_with(
+            &strata(&args),
+            1,
+            &format!("cannot open {crafted}: invalid parameter: b2nd: the item count overflows"),
+        );
+    }
+    // A large shape that fits is reported as it is.
+    let large = d.file("l.b2nd", &with_dim0(&read(&good), 2, 1 << 40));
+    let info = frame_json(&large);
+    assert_eq!(info["nbytes"], (1u64 << 40) * 14);
+    assert_eq!(info["b2nd"]["shape"], serde_json::json!([1u64 << 40, 7]));
+}

@@ -11,6 +11,8 @@
 //! * [`topology`]: cores, L1d/L2/L3 sizes (sysfs, CPUID, defaults; `STRATA_L1D`, `STRATA_L2`,
 //!   `STRATA_L3`), and [`SystemInfo`] (what `strata system` prints).
 //! * [`sizing`]: the chunk size from L3 and the block size from L2.
+//! * [`parse_size`]: sizes in bytes as people write them (`48K`, `8M`), for the environment,
+//!   sysfs and the command line.
 //! * [`MIN_PARALLEL_BYTES`] and [`parallel_nthreads`]: when a job is too small to share.
 //!
 //! Environment, read when a runtime is created: `STRATA_NTHREADS`, else `BLOSC_NTHREADS` (the
@@ -46,6 +48,7 @@ mod config;
 #[allow(unsafe_code)]
 mod job;
 mod runtime;
+mod size;
 pub mod sizing;
 #[allow(unsafe_code)]
 mod sys;
@@ -53,6 +56,7 @@ pub mod topology;
 
 pub use config::{RuntimeConfig, DEFAULT_SPIN};
 pub use runtime::Runtime;
+pub use size::{parse_size, SizeError};
 pub use topology::SystemInfo;
 
 /// Bytes of work below which a job runs on the caller's thread alone; above it, each thread

@@ -8,8 +8,8 @@
 //!    × line size × sets);
 //! 3. the defaults [`DEFAULT_L1D`], [`DEFAULT_L2`], [`DEFAULT_L3`] (a typical desktop core).
 //!
-//! Then the environment overrides them: `STRATA_L1D`, `STRATA_L2`, `STRATA_L3`, in bytes with an
-//! optional `K`, `M` or `G` suffix (binary multiples; `KiB`/`KB` spellings are accepted), and the
+//! Then the environment overrides them: `STRATA_L1D`, `STRATA_L2`, `STRATA_L3`, sizes as
+//! [`parse_size`] reads them (`48K`, `8M`, `1 GiB`: binary multiples), and the
 //! API overrides everything ([`Topology::with_l1d`] and friends, or
 //! [`super::RuntimeConfig::topology`]). A value that does not parse is ignored.
 //!
@@ -28,6 +28,7 @@
 #![forbid(unsafe_code)]
 
 use super::runtime::Runtime;
+use super::size::parse_size;
 use super::sizing;
 use std::collections::HashSet;
 use std::fmt;
@@ -176,7 +177,7 @@ impl Topology {
             ("STRATA_L2", &mut self.l2),
             ("STRATA_L3", &mut self.l3),
         ] {
-            if let Some(bytes) = std::env::var(var).ok().as_deref().and_then(parse_size) {
+            if let Some(bytes) = std::env::var(var).ok().and_then(|v| parse_size(&v).ok()) {
                 set(level, bytes, Source::Env);
             }
         }
@@ -188,26 +189,6 @@ fn set(level: &mut CacheLevel, bytes: usize, source: Source) {
     if bytes > 0 {
         *level = CacheLevel { bytes, source };
     }
-}
-
-/// Parses a size in bytes: digits, then optionally `K`, `M` or `G` (×1024ⁿ; `KB`, `KiB` and
-/// lower case accepted). `None` for anything else, for 0 and on overflow.
-pub(crate) fn parse_size(text: &str) -> Option<usize> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (digits, suffix) = text.split_at(split);
-    let value: usize = digits.parse().ok()?;
-    let shift = match suffix.trim().to_ascii_uppercase().as_str() {
-        "" | "B" => 0,
-        "K" | "KB" | "KIB" => 10,
-        "M" | "MB" | "MIB" => 20,
-        "G" | "GB" | "GIB" => 30,
-        _ => return None,
-    };
-    let bytes = value.checked_mul(1usize << shift)?;
-    (bytes > 0).then_some(bytes)
 }
 
 /// L1d, L2, L3 sizes from a sysfs `cache` directory (`index*/{level,type,size}`).
@@ -235,7 +216,7 @@ fn read_sysfs_caches(dir: &Path) -> [Option<usize>; 3] {
             "3" => 2,
             _ => continue,
         };
-        if let Some(bytes) = parse_size(&size) {
+        if let Ok(bytes) = parse_size(&size) {
             found[slot] = Some(found[slot].map_or(bytes, |b: usize| b.max(bytes)));
         }
     }
@@ -489,21 +470,6 @@ impl fmt::Display for SystemInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_parse() {
-        assert_eq!(parse_size("32768"), Some(32768));
-        assert_eq!(parse_size("48K"), Some(48 * 1024));
-        assert_eq!(parse_size(" 2048K\n"), Some(2 << 20));
-        assert_eq!(parse_size("8m"), Some(8 << 20));
-        assert_eq!(parse_size("1 MiB"), Some(1 << 20));
-        assert_eq!(parse_size("1G"), Some(1 << 30));
-        assert_eq!(parse_size("0"), None);
-        assert_eq!(parse_size("K"), None);
-        assert_eq!(parse_size("12X"), None);
-        assert_eq!(parse_size("-1"), None);
-        assert_eq!(parse_size("99999999999999999999999G"), None);
-    }
 
     #[test]
     fn sysfs_layout_is_read() {

@@ -3,7 +3,10 @@
 they come, from fuzz/artifacts/<target>/, renamed <target>-<what>.bin).
 
 Each file is a fuzz-target input: the target's prefix (see fuzz/src/lib.rs), then a chunk.
-tests/bad_input.rs (`fuzz_regressions`) replays every file through that target's oracle.
+tests/bad_input.rs (`fuzz_regressions`) replays every file through that target's oracle. The
+info-* files are whole files as `strata info` reads them (no prefix), replayed by
+cli/tests/fuzz_regressions.rs; info-b2nd-shape-overflow.bin is fuzz/gen_corpus.rs's seed
+array-shape-overflow (bit 62 of a b2nd array's first dimension set).
 Run: python3 make_handmade.py   (writes into this directory)
 """
 import os

@@ -1,22 +1,22 @@
-//! `strata compress` and `strata decompress`: whole files to and from Blosc2 frames, chunk
-//! by chunk, the chunks of each batch compressed in parallel on the runtime.
+//! `strata compress`: a whole file into a Blosc2 frame, chunk by chunk, the chunks of each
+//! batch compressed in parallel on the runtime.
 
-use crate::array_cmd;
+use super::info::stored_bytes;
+use crate::formats::raw::open_input;
 use crate::human;
-use crate::input::open_input;
 use crate::options::{parse_bytes, CompressOptions};
 use crate::output::{self, Staged};
 use crate::progress::bytes_bar;
+use crate::report::{self, Report};
 use crate::usage_error;
 use anyhow::{Context, Result};
 use clap::Args;
-use std::fs::File;
-use std::io::{BufWriter, Read, Write};
+use serde::Serialize;
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::time::Instant;
-use strata::format::b2nd::{LEGACY_METALAYER, METALAYER};
 use strata::format::chunk::MAX_BUFFERSIZE;
-use strata::frame::{OpenMode, SyncPolicy};
+use strata::frame::SyncPolicy;
 use strata::scheduler::sizing::recommended_chunk_bytes;
 use strata::scheduler::Runtime;
 use strata::schunk::{Location, SChunk, SChunkOptions};
@@ -49,27 +49,49 @@ pub struct CompressArgs {
     output: PathBuf,
 }
 
-/// Arguments of `strata decompress`.
-#[derive(Debug, Args)]
-pub struct DecompressArgs {
-    /// Threads decompressing the blocks of a chunk; 0 = one per core.
-    #[arg(long, default_value_t = 0)]
-    nthreads: usize,
-    /// Replace OUTPUT if it exists.
-    #[arg(long, short = 'f')]
-    force: bool,
-    /// A frame file (.b2frame) or sparse frame directory.
-    input: PathBuf,
-    /// Where to write the raw bytes; for a b2nd array, its items in C order, as a .npy file
-    /// when the name ends in .npy.
-    output: PathBuf,
+/// What `strata compress` wrote.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CompressReport {
+    /// The frame written.
+    pub path: String,
+    /// Bytes compressed.
+    pub nbytes: u64,
+    /// Bytes the frame takes on disk.
+    pub cbytes: u64,
+    /// `nbytes` over `cbytes`.
+    pub cratio: f64,
+    /// Chunks written.
+    pub nchunks: usize,
+    /// Time taken, reading and writing included.
+    pub seconds: f64,
+}
+
+impl Report for CompressReport {
+    fn write_text(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        writeln!(
+            out,
+            "{}: {} -> {} (cratio {:.2}) in {} chunks, {} ({})",
+            self.path,
+            human::bytes(self.nbytes),
+            human::bytes(self.cbytes),
+            self.cratio,
+            self.nchunks,
+            human::duration(self.seconds),
+            human::speed(self.nbytes, self.seconds),
+        )
+    }
 }
 
 /// Runs `strata compress`.
 ///
 /// # Errors
 /// Unreadable input, unwritable output, a compression failure; the message names the file.
-pub fn compress(args: &CompressArgs) -> Result<()> {
+pub fn run(args: &CompressArgs) -> Result<()> {
+    report::summary(&compress(args)?);
+    Ok(())
+}
+
+fn compress(args: &CompressArgs) -> Result<CompressReport> {
     output::check(&args.output, &args.input, args.force)?;
     let mut input = open_input(&args.input)?;
     let cparams = args
@@ -109,7 +131,7 @@ pub fn compress(args: &CompressArgs) -> Result<()> {
         overwrite: true,
         ..SChunkOptions::default()
     };
-    let out = args.output.display();
+    let out = args.output.display().to_string();
     let mut schunk =
         SChunk::create(&location, &opts).with_context(|| format!("cannot create {out}"))?;
     // Enough chunks per batch to keep every thread busy, few enough to bound memory.
@@ -137,7 +159,7 @@ pub fn compress(args: &CompressArgs) -> Result<()> {
     }
     let (nbytes, cbytes, nchunks) = (
         schunk.nbytes(),
-        crate::info_cmd::stored_bytes(&schunk),
+        stored_bytes(&out, &schunk)?,
         schunk.nchunks(),
     );
     schunk
@@ -145,70 +167,62 @@ pub fn compress(args: &CompressArgs) -> Result<()> {
         .with_context(|| format!("cannot finish {out}"))?;
     staged.commit()?;
     bar.finish_and_clear();
-    let seconds = start.elapsed().as_secs_f64();
-    eprintln!(
-        "{}: {} -> {} (cratio {:.2}) in {nchunks} chunks, {} ({})",
-        out,
-        human::bytes(nbytes),
-        human::bytes(cbytes),
-        nbytes as f64 / cbytes.max(1) as f64,
-        human::duration(seconds),
-        human::speed(nbytes, seconds),
-    );
-    Ok(())
+    Ok(CompressReport {
+        path: out,
+        nbytes,
+        cbytes,
+        cratio: nbytes as f64 / cbytes.max(1) as f64,
+        nchunks,
+        seconds: start.elapsed().as_secs_f64(),
+    })
 }
 
-/// Runs `strata decompress`.
-///
-/// # Errors
-/// An unreadable or corrupt frame, an unwritable output; the message names the file.
-pub fn decompress(args: &DecompressArgs) -> Result<()> {
-    output::check(&args.output, &args.input, args.force)?;
-    let name = args.input.display();
-    let mut schunk =
-        SChunk::open(&args.input, OpenMode::Read).with_context(|| format!("cannot open {name}"))?;
-    if [METALAYER, LEGACY_METALAYER]
-        .iter()
-        .any(|m| schunk.meta(m).is_some())
-    {
-        drop(schunk);
-        return array_cmd::export_whole(&args.input, &args.output, args.nthreads, true);
+#[cfg(test)]
+mod tests {
+    use super::{compress, CompressReport};
+    use crate::commands::parse_args;
+    use crate::report::Report;
+
+    #[test]
+    fn a_file_becomes_a_frame_of_chunks() {
+        let dir = tempfile::tempdir().unwrap();
+        let (input, frame) = (dir.path().join("in.raw"), dir.path().join("f.b2frame"));
+        let data: Vec<u8> = (0..25_000u32).flat_map(|i| (i / 9).to_le_bytes()).collect();
+        std::fs::write(&input, &data).unwrap();
+        let args = parse_args(&[
+            "compress".as_ref(),
+            "--typesize".as_ref(),
+            "4".as_ref(),
+            "--chunk-bytes".as_ref(),
+            "32K".as_ref(),
+            input.as_os_str(),
+            frame.as_os_str(),
+        ]);
+        let r = compress(&args).unwrap();
+        assert_eq!(r.path, frame.display().to_string());
+        assert_eq!((r.nbytes, r.nchunks), (100_000, 4));
+        assert_eq!(r.cbytes, std::fs::metadata(&frame).unwrap().len());
+        assert_eq!(r.cratio, 100_000.0 / r.cbytes as f64);
+        // An existing output is kept.
+        let e = format!("{:#}", compress(&args).unwrap_err());
+        assert!(e.contains("exists; pass --force"), "{e}");
     }
-    schunk.set_nthreads(0, args.nthreads);
-    let staged = Staged::new(&args.output)?;
-    let file = File::create(staged.path())
-        .with_context(|| format!("cannot create {}", args.output.display()))?;
-    let mut writer = BufWriter::new(file);
-    let bar = bytes_bar("decompressing", schunk.nbytes());
-    let start = Instant::now();
-    let total = schunk.nbytes();
-    let chunksize = schunk.chunksize().unwrap_or(0) as u64;
-    let mut buf = Vec::new();
-    for nchunk in 0..schunk.nchunks() {
-        // Every chunk but the last holds chunksize bytes.
-        let nbytes = chunksize.min(total - nchunk as u64 * chunksize) as usize;
-        buf.resize(nbytes, 0);
-        schunk
-            .decompress_chunk(nchunk, &mut buf)
-            .with_context(|| format!("{name}: cannot decompress chunk {nchunk}"))?;
-        writer
-            .write_all(&buf)
-            .with_context(|| format!("cannot write {}", args.output.display()))?;
-        bar.inc(nbytes as u64);
+
+    #[test]
+    fn the_summary_line() {
+        let r = CompressReport {
+            path: "f.b2frame".into(),
+            nbytes: 3 << 20,
+            cbytes: 1 << 20,
+            cratio: 3.0,
+            nchunks: 4,
+            seconds: 0.5,
+        };
+        let mut out = Vec::new();
+        r.write_text(&mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "f.b2frame: 3.00 MiB -> 1.00 MiB (cratio 3.00) in 4 chunks, 500.0 ms (0.01 GB/s)\n"
+        );
     }
-    writer
-        .flush()
-        .with_context(|| format!("cannot write {}", args.output.display()))?;
-    drop(writer);
-    staged.commit()?;
-    bar.finish_and_clear();
-    let seconds = start.elapsed().as_secs_f64();
-    eprintln!(
-        "{}: {} in {} ({})",
-        args.output.display(),
-        human::bytes(schunk.nbytes()),
-        human::duration(seconds),
-        human::speed(schunk.nbytes(), seconds)
-    );
-    Ok(())
 }

@@ -7,6 +7,9 @@ use netcdf3::{DataType, DataVector, FileReader};
 use serde_json::{json, Value};
 use std::path::Path;
 
+/// The first bytes of a netCDF-3 file (classic: version 1; 64-bit offset: version 2).
+pub const MAGIC: [&[u8]; 2] = [b"CDF\x01", b"CDF\x02"];
+
 /// One variable of a netCDF-3 file, ready to become a b2nd array.
 #[derive(Debug)]
 pub struct Variable {
@@ -246,9 +249,14 @@ pub fn read(path: &Path) -> Result<Vec<Variable>> {
             .map_err(|e| anyhow!("{e}"))
             .with_context(|| format!("{name}: cannot read variable {}", var.name))?;
         var.data = le_bytes(values);
-        let nitems: i64 = var.shape.iter().product();
-        let expected = usize::try_from(nitems).unwrap_or(usize::MAX) * dtype_typesize(var.dtype);
-        if var.data.len() != expected {
+        let expected = var
+            .shape
+            .iter()
+            .try_fold(dtype_typesize(var.dtype), |acc, &d| {
+                usize::try_from(d).ok().and_then(|d| acc.checked_mul(d))
+            });
+        if expected != Some(var.data.len()) {
+            let expected = expected.map_or_else(|| "more than 2^64".to_owned(), |n| n.to_string());
             return Err(anyhow!(
                 "{name}: variable {} holds {} bytes, its shape {:?} needs {expected}",
                 var.name,
@@ -258,4 +266,98 @@ pub fn read(path: &Path) -> Result<Vec<Variable>> {
         }
     }
     Ok(vars)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{read, HeaderCheck};
+    use netcdf3::{DataSet, FileWriter, Version};
+
+    /// A netCDF-3 file with a record variable `r(time, x)` int16 (2 records), a fixed
+    /// `f(x)` float32 with attributes, and a text variable.
+    fn sample(path: &std::path::Path, version: Version) {
+        let mut ds = DataSet::new();
+        ds.set_unlimited_dim("time", 2).unwrap();
+        ds.add_fixed_dim("x", 3).unwrap();
+        ds.add_fixed_dim("len", 4).unwrap();
+        ds.add_var_i16("r", &["time", "x"]).unwrap();
+        ds.add_var_f32("f", &["x"]).unwrap();
+        ds.add_var_attr_f64("f", "scale", vec![0.5, 2.0]).unwrap();
+        ds.add_var_attr_string("f", "units", "m\0").unwrap();
+        ds.add_var_u8("name", &["len"]).unwrap();
+        let mut w = FileWriter::create_new(path).unwrap();
+        w.set_def(&ds, version, 0).unwrap();
+        w.write_var_i16("r", &[1, -2, 3, 4, 5, -6]).unwrap();
+        w.write_var_f32("f", &[1.5, 0.0, -2.0]).unwrap();
+        w.write_var_u8("name", b"abcd").unwrap();
+        w.close().unwrap();
+    }
+
+    #[test]
+    fn variables_become_little_endian_c_order_arrays() {
+        let dir = tempfile::tempdir().unwrap();
+        for (file, version) in [("c.nc", Version::Classic), ("o.nc", Version::Offset64Bit)] {
+            let path = dir.path().join(file);
+            sample(&path, version);
+            let vars = read(&path).unwrap();
+            let names: Vec<&str> = vars.iter().map(|v| v.name.as_str()).collect();
+            assert_eq!(names, ["r", "f", "name"]);
+            let (r, f, text) = (&vars[0], &vars[1], &vars[2]);
+            assert_eq!(r.dims, ["time", "x"]);
+            assert_eq!(r.shape, [2, 3]);
+            assert_eq!(r.dtype, "<i2");
+            let r_items: Vec<u8> = [1i16, -2, 3, 4, 5, -6]
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect();
+            assert_eq!(r.data, r_items);
+            assert_eq!(f.dtype, "<f4");
+            assert_eq!(f.data[..4], 1.5f32.to_le_bytes());
+            assert_eq!(f.attrs["scale"], serde_json::json!([0.5, 2.0]));
+            assert_eq!(f.attrs["units"], "m");
+            assert_eq!((text.dtype, &text.data[..]), ("|S1", &b"abcd"[..]));
+        }
+    }
+
+    #[test]
+    fn lying_headers_are_refused_before_the_reader_sees_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.nc");
+        sample(&path, Version::Classic);
+        let good = std::fs::read(&path).unwrap();
+        assert!(HeaderCheck { b: &good, pos: 0 }.run().is_ok());
+        let check = |bytes: &[u8]| {
+            HeaderCheck { b: bytes, pos: 0 }
+                .run()
+                .unwrap_err()
+                .to_string()
+        };
+        // The dimension list claims 2^31 dimensions.
+        let mut many = good.clone();
+        many[12..16].copy_from_slice(&0x8000_0000u32.to_be_bytes());
+        assert!(
+            check(&many).contains("more than the file can hold"),
+            "{}",
+            check(&many)
+        );
+        // Every truncation is an error, never a read past the end.
+        for len in 0..64 {
+            assert!(
+                HeaderCheck {
+                    b: &good[..len],
+                    pos: 0
+                }
+                .run()
+                .is_err(),
+                "{len}"
+            );
+        }
+        assert!(check(b"HDF\x01").contains("not a netCDF-3"));
+        std::fs::write(&path, &many).unwrap();
+        let e = format!("{:#}", read(&path).unwrap_err());
+        assert!(
+            e.starts_with(&format!("{}: not a readable netCDF-3 file", path.display())),
+            "{e}"
+        );
+    }
 }

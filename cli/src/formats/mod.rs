@@ -1,0 +1,6 @@
+//! The file formats the commands read and write besides Blosc2's own: NumPy's `.npy`, netCDF-3
+//! (imported), and raw data files (raw bytes, or the data of a `.npy`).
+
+pub mod netcdf;
+pub mod npy;
+pub mod raw;
