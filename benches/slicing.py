@@ -117,7 +117,7 @@ class Case:
 
     @property
     def extchunks(self) -> tuple[int, ...]:
-        """The chunkshape rounded up to whole blocks, as b2nd stores chunks (frames.md §10)."""
+        """The chunkshape rounded up to whole blocks, as b2nd stores chunks (docs/b2nd.md)."""
         return tuple(-(-c // b) * b for c, b in zip(self.chunks, self.blocks))
 
 
@@ -254,7 +254,7 @@ def write_h5py(case: Case, arr, path: Path) -> dict:
         ds = f["data"]
         filter_mask, chunk0 = ds.id.read_direct_chunk((0,) * arr.ndim)
         cbytes = int(ds.id.get_storage_size())
-    # Every HDF5 chunk is a b2nd frame; the filter chose its blockshape (spec/hdf5.md §3), and
+    # Every HDF5 chunk is a b2nd frame; the filter chose its blockshape, and
     # the chunk is padded to whole blocks.
     inner = blosc2.ndarray_from_cframe(chunk0)
     padded = Case(case.chunks, case.chunks, tuple(inner.blocks)).extchunks

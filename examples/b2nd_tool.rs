@@ -21,6 +21,7 @@ use serde_json::{json, Value as Json};
 use std::path::PathBuf;
 use strata::chunk::CParams;
 use strata::ndarray::{ArrayParams, Location, NdArray, OpenMode, Slice};
+use strata::{CodecId, FilterId};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -61,9 +62,9 @@ fn info(path: &str) -> Res<()> {
         "cbytes": arr.cbytes(),
         "sparse": arr.schunk().is_sparse(),
         "metalayers": arr.schunk().meta_names(),
-        "codec": cp.codec,
+        "codec": cp.codec.0,
         "clevel": cp.clevel,
-        "filters": cp.filters,
+        "filters": cp.filters.map(u8::from),
         "filters_meta": cp.filters_meta,
     });
     println!("{out}");
@@ -99,21 +100,21 @@ fn slots(v: &Json, what: &str) -> Res<[u8; 6]> {
 fn write(spec: &str, raw: &str, out: &str) -> Res<()> {
     let spec: Json = serde_json::from_str(&std::fs::read_to_string(spec)?)?;
     let data = std::fs::read(raw)?;
-    let shape: Vec<i64> = ints(&spec["shape"], "shape")?;
+    let shape: Vec<usize> = ints(&spec["shape"], "shape")?;
     let dtype = spec["dtype"].as_str().ok_or("dtype is not a string")?;
     let mut params = match spec["typesize"].as_u64() {
-        Some(ts) => ArrayParams::new(&shape, usize::try_from(ts)?).dtype(dtype),
-        None => ArrayParams::with_dtype(&shape, dtype)?,
+        Some(ts) => ArrayParams::new(&shape, usize::try_from(ts)?).with_dtype(dtype),
+        None => ArrayParams::from_dtype(&shape, dtype)?,
     };
     if !spec["chunkshape"].is_null() {
-        params = params.chunkshape(&ints::<i32>(&spec["chunkshape"], "chunkshape")?);
+        params = params.with_chunkshape(&ints::<usize>(&spec["chunkshape"], "chunkshape")?);
     }
     if !spec["blockshape"].is_null() {
-        params = params.blockshape(&ints::<i32>(&spec["blockshape"], "blockshape")?);
+        params = params.with_blockshape(&ints::<usize>(&spec["blockshape"], "blockshape")?);
     }
     let mut cparams = CParams::default();
     if let Some(c) = spec["codec"].as_u64() {
-        cparams.codec = u8::try_from(c)?;
+        cparams.codec = CodecId(u8::try_from(c)?);
     }
     if let Some(c) = spec["clevel"].as_u64() {
         cparams.clevel = u8::try_from(c)?;
@@ -122,12 +123,12 @@ fn write(spec: &str, raw: &str, out: &str) -> Res<()> {
         cparams.codec_meta = u8::try_from(m)?;
     }
     if !spec["filters"].is_null() {
-        cparams.filters = slots(&spec["filters"], "filters")?;
+        cparams.filters = slots(&spec["filters"], "filters")?.map(FilterId);
     }
     if !spec["filters_meta"].is_null() {
         cparams.filters_meta = slots(&spec["filters_meta"], "filters_meta")?;
     }
-    let params = params.cparams(&cparams).overwrite(true);
+    let params = params.with_cparams(&cparams).with_overwrite(true);
     let location = if spec["sparse"].as_bool() == Some(true) {
         Location::Dir(PathBuf::from(out))
     } else {
@@ -156,7 +157,7 @@ fn resize(path: &str, shape: &str) -> Res<()> {
     let mut arr = NdArray::open(path, OpenMode::ReadWrite)?;
     let shape = shape
         .split(',')
-        .map(|d| d.trim().parse::<i64>())
+        .map(|d| d.trim().parse::<usize>())
         .collect::<Result<Vec<_>, _>>()?;
     arr.resize(&shape)?;
     arr.close()?;

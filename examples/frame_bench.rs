@@ -6,6 +6,7 @@ use std::time::Instant;
 use strata::chunk::{compress_vec, CParams};
 use strata::frame::SyncPolicy;
 use strata::schunk::{Location, SChunk, SChunkOptions};
+use strata::CodecId;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -14,7 +15,7 @@ fn main() {
     let dir = args.get(3).map_or_else(std::env::temp_dir, Into::into);
     let cparams = CParams {
         typesize: 4,
-        codec: 1,
+        codec: CodecId::LZ4,
         nthreads: 1,
         ..CParams::default()
     };

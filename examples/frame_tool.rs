@@ -25,7 +25,8 @@ use strata::chunk::{special_chunk, CParams, SplitMode};
 use strata::format::chunk::SpecialType;
 use strata::format::frame::ChunkLoc;
 use strata::frame::{FaultPlan, FaultyIo, MemIo, OpenMode, SyncPolicy};
-use strata::schunk::{Location, SChunk, SChunkOptions};
+use strata::schunk::{Location, OpenOptions, SChunk, SChunkOptions};
+use strata::{CodecId, FilterId};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -83,9 +84,9 @@ fn dump(path: &str, out: &str) -> Res<()> {
         "frame_len": s.frame_len(),
         "sparse": s.is_sparse(),
         "cparams": {
-            "codec": cp.codec, "clevel": cp.clevel, "typesize": cp.typesize,
+            "codec": cp.codec.0, "clevel": cp.clevel, "typesize": cp.typesize,
             "blocksize": cp.blocksize, "splitmode": cp.splitmode as u8,
-            "filters": cp.filters, "filters_meta": cp.filters_meta, "use_dict": cp.use_dict,
+            "filters": cp.filters.map(u8::from), "filters_meta": cp.filters_meta, "use_dict": cp.use_dict,
         },
         "metalayers": metas,
         "vlmetalayers": vl,
@@ -104,7 +105,7 @@ fn get_usize(j: &Json, k: &str) -> Res<usize> {
 fn cparams_of(j: &Json) -> Res<CParams> {
     let mut cp = CParams::default();
     if let Some(v) = j["codec"].as_u64() {
-        cp.codec = v as u8;
+        cp.codec = CodecId(v as u8);
     }
     if let Some(v) = j["clevel"].as_u64() {
         cp.clevel = v as u8;
@@ -120,7 +121,7 @@ fn cparams_of(j: &Json) -> Res<CParams> {
     }
     if let Some(a) = j["filters"].as_array() {
         for (i, f) in a.iter().enumerate().take(6) {
-            cp.filters[i] = f.as_u64().unwrap_or(0) as u8;
+            cp.filters[i] = FilterId(f.as_u64().unwrap_or(0) as u8);
         }
     }
     if let Some(a) = j["filters_meta"].as_array() {
@@ -147,17 +148,13 @@ fn write(spec: &str, raw: &str, out: &str) -> Res<()> {
         "every" => SyncPolicy::EveryWrite,
         _ => SyncPolicy::OnClose,
     };
-    let opts = SChunkOptions {
-        cparams: cparams.clone(),
-        dparams: strata::chunk::DParams {
-            nthreads: cparams.nthreads,
-            ..Default::default()
-        },
-        metalayers,
-        chunksize: spec["chunksize"].as_u64().unwrap_or(0) as usize,
-        sync,
-        overwrite: true,
-    };
+    let mut opts = SChunkOptions::default()
+        .with_cparams(cparams.clone())
+        .with_dparams(strata::chunk::DParams::default().with_nthreads(cparams.nthreads))
+        .with_chunksize(spec["chunksize"].as_u64().unwrap_or(0) as usize)
+        .with_sync(sync)
+        .with_overwrite(true);
+    opts.metalayers = metalayers;
     let loc = spec["location"].as_str().unwrap_or("file");
     let location = match loc {
         "file" => Location::File(PathBuf::from(out)),
@@ -266,7 +263,10 @@ fn crash(spec: &str, raw: &str, out: &str, k: &str) -> Res<()> {
     let mem = MemIo::from_frame(s.to_cframe()?);
     let plan = FaultPlan::new(k.parse()?, false);
     let faulty = FaultyIo::new(Box::new(mem.clone()), plan.clone());
-    let mut s = SChunk::from_io(Box::new(faulty), OpenMode::ReadWrite, SyncPolicy::None)?;
+    let mut s = SChunk::from_io(
+        Box::new(faulty),
+        &OpenOptions::new(OpenMode::ReadWrite).with_sync(SyncPolicy::None),
+    )?;
     let _ = apply(&mut s, last, &raw, &cparams);
     drop(s);
     std::fs::write(out, mem.snapshot().frame)?;

@@ -3,17 +3,64 @@
 //! variable-length-block chunks, each behind the target's input prefix (see `src/lib.rs`).
 //!
 //! The `frame` seeds are frames made by the library; the `info` seeds are those frames, b2nd
-//! arrays (one whose shape's size overflows 64 bits) and the chunks, as files hold them.
+//! arrays (one whose shape's size overflows 64 bits) and the chunks, as files hold them. The
+//! files python-blosc2 wrote in `tests/data/peers/` (frames, b2nd arrays, chunks) join the
+//! seeds of every target that reads their kind.
 //!
 //! Usage: `cargo run --release --example gen_corpus -- <corpus dir>`; writes
-//! `<dir>/decompress/`, `<dir>/getitem/`, `<dir>/frame/` and `<dir>/info/`.
+//! `<dir>/decompress/`, `<dir>/getitem/`, `<dir>/frame/`, `<dir>/info/` and `<dir>/hdf5_chunk/`.
 
 use std::path::{Path, PathBuf};
 use strata::chunk::{compress_vec, decompress_vec, CParams, SplitMode};
-use strata::codecs::{lz4::Lz4, Codec, CodecCtx};
+use strata::codecs::{lz4::Lz4, Codec};
+use strata::block::BlockContext;
 use strata::ndarray::{ArrayParams, NdArray};
 use strata::schunk::Location;
 use strata_fuzz::{decompress_input, field, getitem_input, le32, special, text};
+use strata::{CodecId, FilterId};
+
+#[path = "src/hdf5_chunk.rs"]
+mod hdf5_chunk;
+
+/// HDF5 chunks as the Blosc2 filter writes them (b2nd frames of ranks 2, 3 and 10, plain
+/// frames, a chunk with 4 bytes past its items), behind their `cd_values`.
+fn hdf5_chunks() -> Vec<(String, Vec<u8>)> {
+    use strata::hdf5::chunk::encode;
+    let mut rank10 = vec![1, 0, 2, 2048, 5, 1, 0, 10];
+    rank10.extend([2; 10]);
+    let cases: Vec<(&str, Vec<u32>, Vec<u8>)> = vec![
+        (
+            "b2nd-2d",
+            vec![1, 0, 4, 12000, 5, 1, 5, 2, 50, 60],
+            field(12000, 4),
+        ),
+        (
+            "b2nd-3d-blocks",
+            vec![1, 256, 4, 4096, 5, 2, 1, 3, 4, 16, 16],
+            field(4096, 4),
+        ),
+        ("b2nd-rank10", rank10, field(2048, 2)),
+        ("plain-1d", vec![1, 0, 8, 8000, 5, 1, 0], field(8000, 8)),
+        (
+            "plain-delta",
+            vec![1, 1024, 4, 8192, 9, 3, 4],
+            field(8192, 4),
+        ),
+        (
+            "plain-extra-bytes",
+            vec![1, 0, 4, 4000, 5, 1, 1, 2, 20, 50],
+            field(4004, 4),
+        ),
+        ("plain-zeros", vec![1, 0, 4, 4000, 5, 1, 0], vec![0; 4000]),
+    ];
+    cases
+        .into_iter()
+        .map(|(name, cd, data)| {
+            let frame = encode(&cd, &data).unwrap_or_else(|e| panic!("hdf5 seed {name}: {e}"));
+            (name.to_string(), hdf5_chunk::input(&cd, &frame))
+        })
+        .collect()
+}
 
 /// Rewrites a version-5 chunk with a 32-byte header (shuffle only, no dict) as a 16-byte-header
 /// chunk of `version` (2 = Blosc1): filters move into the flags, bstarts shift by 16.
@@ -42,7 +89,7 @@ fn to_short_header(c: &[u8], version: u8) -> Vec<u8> {
 /// A C-Blosc2 3.x variable-length-block chunk (version 6) of LZ4 blocks.
 fn vl_blocks(blocks: &[Vec<u8>]) -> Vec<u8> {
     let nbytes: usize = blocks.iter().map(Vec::len).sum();
-    let ctx = CodecCtx {
+    let ctx = BlockContext {
         clevel: 5,
         meta: 0,
         typesize: 1,
@@ -50,6 +97,7 @@ fn vl_blocks(blocks: &[Vec<u8>]) -> Vec<u8> {
         nblock: 0,
         dict: None,
         nd: None,
+        ..BlockContext::default()
     };
     let mut streams = Vec::new();
     let mut starts = Vec::new();
@@ -96,10 +144,10 @@ fn chunks() -> Vec<(String, Vec<u8>)> {
                 [(4usize, 600usize, 0usize), (8, 6000, 2048), (2, 3001, 1024)]
             {
                 let cp = CParams {
-                    codec,
+                    codec: CodecId(codec),
                     typesize,
                     blocksize,
-                    filters: *filters,
+                    filters: filters.map(FilterId),
                     ..CParams::default()
                 };
                 let data = field(n, u32::from(codec) + typesize as u32);
@@ -110,7 +158,7 @@ fn chunks() -> Vec<(String, Vec<u8>)> {
         }
         for split in [SplitMode::Always, SplitMode::Never] {
             let cp = CParams {
-                codec,
+                codec: CodecId(codec),
                 typesize: 4,
                 blocksize: 1024,
                 splitmode: split,
@@ -124,7 +172,7 @@ fn chunks() -> Vec<(String, Vec<u8>)> {
         let mut runs = vec![0u8; 2048];
         runs.extend(std::iter::repeat_n(7u8, 2048));
         let cp = CParams {
-            codec,
+            codec: CodecId(codec),
             typesize: 4,
             blocksize: 1024,
             ..CParams::default()
@@ -136,7 +184,7 @@ fn chunks() -> Vec<(String, Vec<u8>)> {
         // Typesizes that are odd, large, or stored as 1.
         for typesize in [1usize, 3, 16, 255, 300] {
             let cp = CParams {
-                codec,
+                codec: CodecId(codec),
                 typesize,
                 splitmode: SplitMode::Always,
                 ..CParams::default()
@@ -153,10 +201,10 @@ fn chunks() -> Vec<(String, Vec<u8>)> {
         (1, [1, 35, 0, 0, 0, 0]),
     ] {
         let cp = CParams {
-            codec,
+            codec: CodecId(codec),
             typesize: 4,
             blocksize: 4096,
-            filters,
+            filters: filters.map(FilterId),
             ..CParams::default()
         };
         out.push((
@@ -223,7 +271,7 @@ fn chunks() -> Vec<(String, Vec<u8>)> {
     out.push(("special-uninit".into(), special(4, 4, 4000, &[])));
     // A zstd chunk with a trained dictionary.
     let dict = CParams {
-        codec: 5,
+        codec: CodecId::ZSTD,
         typesize: 1,
         blocksize: 4096,
         use_dict: true,
@@ -235,7 +283,7 @@ fn chunks() -> Vec<(String, Vec<u8>)> {
     // Blosc1 (version 2) and compat (version 5) 16-byte headers.
     for codec in [0u8, 1, 4, 5] {
         let cp = CParams {
-            codec,
+            codec: CodecId(codec),
             typesize: 4,
             blocksize: 4096,
             splitmode: SplitMode::Always,
@@ -274,16 +322,16 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) {
 fn arrays() -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     for (name, shape, chunkshape, blockshape) in [
-        ("array-1d", vec![1000i64], vec![300], vec![64]),
+        ("array-1d", vec![1000usize], vec![300], vec![64]),
         ("array-2d", vec![30, 7], vec![30, 7], vec![30, 7]),
         ("array-3d", vec![9, 10, 11], vec![4, 5, 6], vec![2, 5, 3]),
     ] {
-        let nitems: i64 = shape.iter().product();
-        let data = field(usize::try_from(nitems).unwrap() * 4, 7);
+        let nitems: usize = shape.iter().product();
+        let data = field(nitems * 4, 7);
         let params = ArrayParams::new(&shape, 4)
-            .dtype("<f4")
-            .chunkshape(&chunkshape)
-            .blockshape(&blockshape);
+            .with_dtype("<f4")
+            .with_chunkshape(&chunkshape)
+            .with_blockshape(&blockshape);
         let arr = NdArray::from_buffer(&params, &Location::Memory, &data).expect("array");
         out.push((name.to_owned(), arr.schunk().to_cframe().expect("cframe")));
     }
@@ -299,6 +347,27 @@ fn arrays() -> Vec<(String, Vec<u8>)> {
     out
 }
 
+/// The files python-blosc2 wrote in tests/data/peers: (contiguous frames and arrays, chunks).
+fn peers() -> (Vec<(String, Vec<u8>)>, Vec<(String, Vec<u8>)>) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/peers");
+    let (mut frames, mut chunks) = (Vec::new(), Vec::new());
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.is_file())
+        .collect();
+    entries.sort();
+    for path in entries {
+        let name = format!("py-{}", path.file_name().unwrap().to_string_lossy());
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("b2frame" | "b2nd") => frames.push((name, std::fs::read(&path).unwrap())),
+            Some("b2") => chunks.push((name, std::fs::read(&path).unwrap())),
+            _ => {}
+        }
+    }
+    (frames, chunks)
+}
+
 fn main() {
     let root = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "corpus".into()));
     let (dd, gd, fd, id) = (
@@ -307,14 +376,25 @@ fn main() {
         root.join("frame"),
         root.join("info"),
     );
-    for d in [&dd, &gd, &fd, &id] {
+    let hd = root.join("hdf5_chunk");
+    for d in [&dd, &gd, &fd, &id, &hd] {
         std::fs::create_dir_all(d).expect("creating the corpus directory");
     }
-    for (name, f) in strata_fuzz::frames().into_iter().chain(arrays()) {
+    let (peer_frames, peer_chunks) = peers();
+    for (name, f) in strata_fuzz::frames()
+        .into_iter()
+        .chain(arrays())
+        .chain(peer_frames)
+    {
         write(&fd, &name, &f);
         write(&id, &name, &f);
     }
-    let chunks = chunks();
+    for (name, c) in hdf5_chunks() {
+        hdf5_chunk::check(&c);
+        write(&hd, &name, &c);
+    }
+    let mut chunks = chunks();
+    chunks.extend(peer_chunks);
     for (name, c) in &chunks {
         // Every seed must decode: a broken seed would only teach the fuzzer errors.
         let whole =
@@ -340,6 +420,28 @@ fn main() {
             &format!("{name}-mid"),
             &getitem_input(mid, u16::try_from(nitems - nitems / 2).unwrap_or(1000), c),
         );
+    }
+    // stratad's request parsers: kind byte, parameters, text (see daemon_requests.rs).
+    let rd = root.join("daemon_requests");
+    std::fs::create_dir_all(&rd).expect("creating the corpus directory");
+    let seeds: [(&str, &[u8], &str); 12] = [
+        ("path", &[0], "%40public/dir1/ds-2d.b2nd"),
+        ("path-dotdot", &[0], "@public/%2e%2e/%252e/x"),
+        ("key-2d", &[1, 2, 10, 20], "3:5, 1:4"),
+        ("key-steps", &[1, 3, 9, 8, 7], "::-2,1,-3:"),
+        ("key-frame", &[1, 1, 40], "5"),
+        ("indices", &[2, 2, 10, 20], r#"[[1,5,9],"0:10"]"#),
+        ("indices-mixed", &[2, 3, 5, 6, 7], "[[0,1],null,2]"),
+        ("range", &[3, 0, 16, 0, 0], "bytes=0-31,100-200,-50"),
+        ("range-open", &[3, 255, 0, 0, 0], "bytes=10-"),
+        ("nchunk", &[4], "12"),
+        ("token", &[5], "Bearer abc\nc2subauth=tok; x=1"),
+        ("cookie", &[5], "Basic x\nc2subauth=\"q\""),
+    ];
+    for (name, prefix, body) in seeds {
+        let mut input = prefix.to_vec();
+        input.extend_from_slice(body.as_bytes());
+        write(&rd, name, &input);
     }
     println!(
         "wrote {} chunks as {} decompress, {} getitem and {} info seeds, and frames, into {}",

@@ -2,8 +2,8 @@
 # Fuzz every target for N seconds each (default 30): `fuzz/run.sh [seconds]`.
 #
 # Installs cargo-fuzz if missing, regenerates the seed corpus (fuzz/corpus/, git-ignored) and
-# runs `decompress`, `getitem`, `frame` and `info`. Crashes land in fuzz/artifacts/<target>/;
-# minimize one with
+# runs `decompress`, `getitem`, `frame`, `info`, `hdf5_chunk` and `daemon_requests`. Crashes land in
+# fuzz/artifacts/<target>/; minimize one with
 #   RUSTC_BOOTSTRAP=1 cargo fuzz tmin <target> <file>
 # and keep it under tests/data/fuzz-regressions/ as <target>-<name>.bin (tests/bad_input.rs
 # replays them, cli/tests/fuzz_regressions.rs the info-* ones). Extra libFuzzer flags can be
@@ -28,7 +28,7 @@ fi
 
 cargo run --quiet --release --example gen_corpus -- corpus
 
-targets=(decompress getitem frame info)
+targets=(decompress getitem frame info hdf5_chunk daemon_requests)
 cargo fuzz build
 
 status=0

@@ -97,6 +97,10 @@
 #define STRATA_ERROR_PANIC -1001
 /* Plugin library or descriptor rejected */
 #define STRATA_ERROR_PLUGIN_LOAD -1002
+/* A broken internal invariant (a bug in Strata) */
+#define STRATA_ERROR_INTERNAL -1003
+/* A remote frame: HTTP error, connection failure or changed file */
+#define STRATA_ERROR_REMOTE -1004
 
 /* strata_storage.sync and strata_schunk_open's sync: when writes reach stable storage. */
 #define STRATA_SYNC_NONE 0
@@ -123,20 +127,21 @@
 #define STRATA_PLUGIN_ABI_VERSION 1
 #define STRATA_PLUGIN_CODEC 1
 #define STRATA_PLUGIN_FILTER 2
+/* strata_plugin.flags bit: the codec works on the items of the N-d array (as ZFP does): it needs
+   the shapes in its strata_block_ctx, and no shuffle or bitshuffle may run before it. */
+#define STRATA_PLUGIN_CODEC_NEEDS_ND 1
 #define STRATA_PLUGIN_ENTRY "strata_plugin_descriptors"
 
 
-// One dimension of a selection, as Python's `slice(start, stop, step)`.
-//
-// `None` takes the default for the step's direction (the whole dimension).
-typedef struct Slice Slice;
+// A byte-bounded cache of decompressed blocks, shared by the arrays given it and by any
+// number of threads. Opaque; made by `strata_cache_new`, released by `strata_cache_free`
+// (arrays holding it keep it alive until they are freed).
+typedef struct strata_cache strata_cache;
 
-// The special-value kind of a chunk (`blosc2_flags` bits 4–6).
-typedef struct SpecialType SpecialType;
-
-// A b2nd N-d array in a frame (memory, `.b2nd` file or sparse directory). Opaque; made by
-// `strata_ndarray_uninit`, `_zeros`, `_full`, `_from_buffer`, `_open`, `_from_cframe`;
-// released by `strata_ndarray_close` or `strata_ndarray_free`.
+// A b2nd N-d array in a frame (memory, `.b2nd` file or sparse directory), or a dataset of an
+// HDF5 file opened for reading (`strata_ndarray_open_hdf5`). Opaque; made by
+// `strata_ndarray_uninit`, `_zeros`, `_full`, `_from_buffer`, `_open`, `_from_cframe`,
+// `_open_hdf5`; released by `strata_ndarray_close` or `strata_ndarray_free`.
 typedef struct strata_ndarray strata_ndarray;
 
 // A super-chunk: chunks of one chunksize with metalayers and vlmetalayers, in a Blosc2
@@ -144,6 +149,27 @@ typedef struct strata_ndarray strata_ndarray;
 // `strata_schunk_create`, `_open`, `_from_cframe`, `_copy`; released by `strata_schunk_close`
 // or `strata_schunk_free`.
 typedef struct strata_schunk strata_schunk;
+
+// What a cache did and holds (`strata_cache_get_stats`).
+typedef struct {
+  // Blocks read from the cache.
+  uint64_t hits;
+  // Blocks decompressed into the cache (a block missed by several readers at once is
+  // decompressed once).
+  uint64_t misses;
+  // Hits that waited for another reader's decompression.
+  uint64_t coalesced;
+  // Blocks stored.
+  uint64_t inserts;
+  // Blocks evicted to make room.
+  uint64_t evictions;
+  // Bytes held now (blocks plus a small overhead per block).
+  uint64_t bytes;
+  // Blocks held now.
+  uint64_t entries;
+  // The byte bound.
+  uint64_t capacity;
+} strata_cache_stats;
 
 // Compression parameters, as C-Blosc2's `blosc2_cparams`.
 //
@@ -354,8 +380,10 @@ typedef int32_t (*strata_filter_fn)(const uint8_t *src,
 // and what `strata_register_plugin` takes.
 //
 // `abi_version` and `size` come first in every version of the ABI, so a host reads them before
-// anything else. A codec sets `encode` and `decode` (and optionally `decode_items`), a filter
-// `forward` and `backward`; the other pointers are NULL.
+// anything else; fields are only ever appended, and a host reads a field a plugin's `size`
+// does not reach as zero (so descriptors built before `flags` existed declare no flags). A
+// codec sets `encode` and `decode` (and optionally `decode_items`), a filter `forward` and
+// `backward`; the other pointers are NULL.
 typedef struct {
   // `STRATA_PLUGIN_ABI_VERSION` (Rust: [`ABI_VERSION`]) the plugin was built against.
   uint32_t abi_version;
@@ -380,6 +408,9 @@ typedef struct {
   strata_filter_fn forward;
   // Filter, decompression direction.
   strata_filter_fn backward;
+  // What the codec needs of the host: `STRATA_PLUGIN_CODEC_NEEDS_ND` (Rust:
+  // [`CODEC_NEEDS_ND`]) or 0; filters: 0.
+  uint32_t flags;
 } strata_plugin;
 
 // How the process runtime is made (`strata_runtime_configure`). Fill it with
@@ -441,6 +472,29 @@ const char *strata_version(void);
 // The ABI version this library implements; equal to `STRATA_ABI_VERSION` of a matching
 // header (a program may compare them at start-up).
 uint32_t strata_abi_version(void);
+
+// A new cache holding at most `capacity` bytes (0: nothing is kept). Never NULL.
+strata_cache *strata_cache_new(uint64_t capacity);
+
+// Releases this handle of the cache; arrays given it keep it until they are freed. NULL does
+// nothing.
+//
+// # Safety
+// `cache` NULL or a live handle, not used again after the call.
+void strata_cache_free(strata_cache *cache);
+
+// Writes the cache's counters into `*out`. Returns 0 or `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `cache` NULL or a live handle; `out` NULL or writable.
+int32_t strata_cache_get_stats(const strata_cache *cache, strata_cache_stats *out);
+
+// Drops every block the cache holds (its counters stay). Returns 0 or
+// `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `cache` NULL or a live handle.
+int32_t strata_cache_clear(const strata_cache *cache);
 
 // Compresses `srclen` bytes at `src` into one Blosc2 chunk at `dst` (`dstlen` bytes; at
 // least `srclen + 32` always suffices). Returns the chunk size in bytes, or a negative error
@@ -508,6 +562,32 @@ size_t strata_last_error(char *buf, size_t len);
 // # Safety
 // `buf` must be NULL or valid for writes of `len` bytes.
 int64_t strata_error_name(int32_t code, char *buf, size_t len);
+
+// Opens dataset `dataset` (`/group/name`) of the HDF5 file `path` for reading and writes its
+// handle to `*out`: `strata_ndarray_get_slice`, `_get_info`, `_dtype`, `_set_nthreads` and
+// `_close`/`_free` work on it; calls that change an array, `_to_cframe` and `_save` return
+// `STRATA_ERROR_INVALID_PARAM`. Returns 0, or `STRATA_ERROR_FILE_OPEN` (the file or the
+// dataset cannot be opened), `STRATA_ERROR_INVALID_PARAM` (items of no fixed size; a build
+// without HDF5).
+//
+// # Safety
+// `path`, `dataset` NULL or NUL-terminated; `out` NULL or writable.
+int32_t strata_ndarray_open_hdf5(const char *path, const char *dataset, strata_ndarray **out);
+
+// Writes the b2nd array `array` as dataset `dataset` of the HDF5 file `path` (made if
+// missing; its other datasets kept), with HDF5's Blosc2 filter: chunk dims its chunkshape,
+// each of its chunks stored as it is (ranks 1 to 8; above, decompressed and written again as
+// plain frames). h5py with hdf5plugin, PyTables, h5dump with Strata's plugin read it.
+// `overwrite` nonzero replaces an existing dataset. Returns 0, or `STRATA_ERROR_FILE_OPEN`
+// (an existing dataset, or the file cannot be written), `STRATA_ERROR_INVALID_PARAM` (a
+// dtype HDF5 cannot hold, an HDF5 handle, a build without HDF5).
+//
+// # Safety
+// `array` NULL or a live handle; `path`, `dataset` NULL or NUL-terminated.
+int32_t strata_ndarray_export_hdf5(const strata_ndarray *array,
+                                   const char *path,
+                                   const char *dataset,
+                                   int32_t overwrite);
 
 // Writes the default N-d parameters (no dimensions yet, derived partitions, C-Blosc2's
 // default cparams and dparams with their sizes set) into `*out`. Returns 0 or
@@ -579,9 +659,14 @@ int32_t strata_ndarray_from_buffer(const char *urlpath,
 
 // Opens the `.b2nd` file or sparse directory at `urlpath` (`mode` `STRATA_OPEN_READ` or
 // `STRATA_OPEN_READWRITE`; `sync` a `STRATA_SYNC_*` value) and writes its handle to `*out`.
+// An `http://` or `https://` URL opens a remote array, read-only, read lazily over HTTP
+// byte ranges (`STRATA_HTTP_CONNECT_TIMEOUT`, `STRATA_HTTP_READ_TIMEOUT`,
+// `STRATA_HTTP_RETRIES` from the environment).
 // Returns 0, or `STRATA_ERROR_FILE_OPEN`, `STRATA_ERROR_INVALID_HEADER` (not a frame),
 // `STRATA_ERROR_METALAYER_NOT_FOUND` (a frame without a `b2nd` metalayer),
-// `STRATA_ERROR_INVALID_PARAM`.
+// `STRATA_ERROR_INVALID_PARAM` (also: a URL with a write mode), `STRATA_ERROR_REMOTE` (the
+// server refused, could not be reached, or the file changed; the message names the URL and
+// the status).
 //
 // # Safety
 // `urlpath` NULL or NUL-terminated; `out` NULL or writable.
@@ -649,6 +734,18 @@ int64_t strata_ndarray_dtype(const strata_ndarray *array, char *buf, size_t len)
 int32_t strata_ndarray_set_nthreads(strata_ndarray *array,
                                     uint32_t compress_nthreads,
                                     uint32_t decompress_nthreads);
+
+// Makes the array read its blocks through `cache` (shared with every array given it; the
+// handle keeps its own reference, so the cache may be freed before the array), or through
+// none (`cache` NULL). Blocks are kept under the array's version: its file's identity when
+// opened and its frame's state, so arrays of one file share them and a changed file opened
+// again never gets old ones; an HDF5 dataset's under a version of its handle alone. Returns 0
+// or `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `array` NULL or a live handle, not used by another thread during the call; `cache` NULL
+// or a live cache handle.
+int32_t strata_ndarray_set_cache(strata_ndarray *array, const strata_cache *cache);
 
 // Copies the selection `start[d]:stop[d]:step[d]` (per dimension d < `ndim`, as Python's
 // slices: negative indices count from the end, bounds are clipped, a negative step walks
@@ -794,11 +891,14 @@ int32_t strata_schunk_create(const char *urlpath,
 // Opens the frame at `urlpath` (a file: contiguous frame; a directory: sparse frame) and
 // writes its handle to `*out`. `mode` is `STRATA_OPEN_READ`, `STRATA_OPEN_READWRITE` or
 // `STRATA_OPEN_APPEND` (appends only); `sync` a `STRATA_SYNC_*` value; `dparams` may be
-// NULL for the defaults.
+// NULL for the defaults. An `http://` or `https://` URL opens a remote frame, read-only
+// (`STRATA_OPEN_READ`), read lazily over HTTP byte ranges.
 //
 // Returns 0, or `STRATA_ERROR_FILE_OPEN` when the path cannot be opened,
 // `STRATA_ERROR_INVALID_HEADER` for a malformed frame (the message names the file),
-// `STRATA_ERROR_FRAME_TYPE`, `STRATA_ERROR_INVALID_PARAM` for a bad mode or sync.
+// `STRATA_ERROR_FRAME_TYPE`, `STRATA_ERROR_INVALID_PARAM` for a bad mode or sync (or a
+// write mode for a URL), `STRATA_ERROR_REMOTE` when the server refuses, cannot be reached
+// or the file changed (the message names the URL and the status).
 //
 // # Safety
 // `urlpath` NULL or NUL-terminated; `dparams` NULL or valid; `out` NULL or writable.

@@ -8,12 +8,12 @@
 #   3. the fast tier, minutes: cargo fmt --check; cargo clippy --workspace --all-targets with
 #      warnings denied (the lints [workspace.lints] declares, undocumented_unsafe_blocks
 #      among them); cargo doc with warnings denied; the unit tests in debug mode (debug
-#      assertions on)
+#      assertions on), and the library's again with its `ndarray` feature
 #   4. the long tier: cargo build --release --workspace; the real climate grids into data/
 #      (scripts/fetch-data.sh, Debian's ferret-datasets; the .npy files made by the release
 #      strata, checked against pinned SHA-256); cargo test --workspace --release
-#   5. the interop suite against the real peers (pytest tests/interop, STRATA_BIN set to the
-#      release binary)
+#   5. the interop suite against the real peers (pytest tests/interop, STRATA_BIN and
+#      STRATAD_BIN set to the release binaries; the stock Caterva2 clients drive stratad)
 #   6. the fuzz targets, 30 s each (fuzz/run.sh; FUZZ_SECONDS changes it, 0 skips)
 # `scripts/test.sh --fast` stops after the fast tier.
 # Every check runs even when an earlier one fails; each prints one `check:` line, and the last
@@ -24,7 +24,14 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
-stage() { printf '\n== %s (at %d s)\n' "$1" "$SECONDS"; }
+# stage NAME: a banner with the time so far and the disk space left (a full disk fails builds
+# in ways that look like anything else).
+stage() {
+  printf '\n== %s (at %d s; %s free on the disk)\n' "$1" "$SECONDS" \
+    "$(df -h --output=avail . | tail -n 1 | tr -d ' ')"
+}
+# The suite builds each profile once; incremental state would only take disk space.
+export CARGO_INCREMENTAL=0
 
 stage "Python environment"
 bash scripts/setup-venv.sh
@@ -55,10 +62,12 @@ tests_in() {
 }
 
 check fmt cargo fmt --all --check
-check clippy cargo clippy --workspace --all-targets --quiet -- -D warnings
-check doc env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+# The optional `ndarray` feature (ArrayD conversions) is linted, documented and tested too.
+check clippy cargo clippy --workspace --all-targets --features strata/ndarray --quiet -- -D warnings
+check doc env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --features strata/ndarray --quiet
 check unit-debug cargo test --workspace --lib --bins
-read -r unit_passed unit_failed < <(tests_in "$logs/unit-debug.log")
+check unit-ndarray cargo test -p strata --lib --features ndarray
+read -r unit_passed unit_failed < <(cat "$logs/unit-debug.log" "$logs/unit-ndarray.log" > "$logs/unit.log"; tests_in "$logs/unit.log")
 if [ "${1:-}" = --fast ]; then
   [ ${#failed_checks[@]} -eq 0 ] || echo "failed checks: ${failed_checks[*]}"
   echo "summary (fast tier): $unit_passed passed, $unit_failed failed"
@@ -66,15 +75,21 @@ if [ "${1:-}" = --fast ]; then
   exit
 fi
 
+# The debug build directory is not needed after the fast tier: free it when the disk is short.
+if [ "$(df -k --output=avail . | tail -n 1)" -lt $((25 * 1024 * 1024)) ]; then
+  echo "less than 25 GiB free: removing target/debug before the long tier"
+  rm -rf target/debug
+fi
 check build-release cargo build --release --workspace
 check data bash scripts/fetch-data.sh
-check cargo-test cargo test --workspace --release
+check cargo-test cargo test --workspace --release --no-fail-fast
 read -r cargo_passed cargo_failed < <(tests_in "$logs/cargo-test.log")
 
 stage "interop suite (pytest tests/interop)"
 pytest_status=0
-STRATA_BIN="$root/target/release/strata" .venv/bin/python -m pytest tests/interop -q -n auto -p no:cacheprovider \
-  --junitxml="$logs/interop.xml" || pytest_status=$?
+STRATA_BIN="$root/target/release/strata" STRATAD_BIN="$root/target/release/stratad" \
+  .venv/bin/python -m pytest tests/interop -q -n auto -p no:cacheprovider \
+  --junitxml="$logs/interop.xml" 2>&1 | tee "$logs/interop.log" || pytest_status=$?
 read -r py_passed py_failed py_skipped < <(.venv/bin/python - "$logs/interop.xml" <<'PY' 2>/dev/null || echo "0 0 0"
 import sys
 import xml.etree.ElementTree as ET
@@ -95,6 +110,14 @@ fi
 
 printf '\n== done in %d s: unit tests (debug) %d passed, %d failed; cargo test %d passed, %d failed; interop %d passed, %d failed, %d skipped; fuzz %s\n' \
   "$SECONDS" "$unit_passed" "$unit_failed" "$cargo_passed" "$cargo_failed" "$py_passed" "$py_failed" "$py_skipped" "$fuzz_result"
+# The end of each failed check's log again, so that the reason is in the last lines printed.
+for name in "${failed_checks[@]}"; do
+  printf '\n== why %s failed: the end of its log\n' "$name"
+  grep -a -i -E 'error|panicked|failed|crash|no space|killed|deadly|timed? ?out' "$logs/$name.log" |
+    tail -n 30 || true
+  echo "-- its last lines:"
+  grep -a -v -E '^(#[0-9]+|"|.*# Uses: )' "$logs/$name.log" | tail -n 10 || true
+done
 [ ${#failed_checks[@]} -eq 0 ] || echo "failed checks: ${failed_checks[*]}"
 echo "summary: $((unit_passed + cargo_passed + py_passed)) passed, $((unit_failed + cargo_failed + py_failed)) failed (fuzz: $fuzz_result)"
 [ ${#failed_checks[@]} -eq 0 ]

@@ -16,11 +16,16 @@ use strata::chunk::{
 };
 use strata::format::chunk::{ChunkHeader, MAX_BLOCKSIZE, MAX_BUFFERSIZE, MAX_DICT_SIZE};
 use strata::registry::Registry;
+use strata::{CodecId, FilterId};
 
 /// The fuzz targets' oracles, shared so that saved crashes replay through the same checks.
 #[allow(dead_code)]
 #[path = "../fuzz/src/lib.rs"]
 mod fuzz_checks;
+
+/// The `hdf5_chunk` fuzz target's oracle.
+#[path = "../fuzz/src/hdf5_chunk.rs"]
+mod hdf5_fuzz;
 
 use fuzz_checks::{field, special, text};
 
@@ -105,7 +110,7 @@ fn lz4_via_lz4hc(name: &str, cparams: &CParams, data: Vec<u8>) -> Case {
     let mut c = case(
         name,
         &CParams {
-            codec: 2,
+            codec: CodecId::LZ4HC,
             ..cparams.clone()
         },
         data,
@@ -116,17 +121,45 @@ fn lz4_via_lz4hc(name: &str, cparams: &CParams, data: Vec<u8>) -> Case {
     c
 }
 
-const SHUFFLE: [u8; 6] = [0, 0, 0, 0, 0, 1];
-const BITSHUFFLE: [u8; 6] = [0, 0, 0, 0, 0, 2];
-const DELTA_SHUFFLE: [u8; 6] = [0, 0, 0, 0, 3, 1];
-const SHUFFLE_BYTEDELTA: [u8; 6] = [1, 35, 0, 0, 0, 0];
+const SHUFFLE: [FilterId; 6] = [
+    FilterId::NOFILTER,
+    FilterId::NOFILTER,
+    FilterId::NOFILTER,
+    FilterId::NOFILTER,
+    FilterId::NOFILTER,
+    FilterId::SHUFFLE,
+];
+const BITSHUFFLE: [FilterId; 6] = [
+    FilterId::NOFILTER,
+    FilterId::NOFILTER,
+    FilterId::NOFILTER,
+    FilterId::NOFILTER,
+    FilterId::NOFILTER,
+    FilterId::BITSHUFFLE,
+];
+const DELTA_SHUFFLE: [FilterId; 6] = [
+    FilterId::NOFILTER,
+    FilterId::NOFILTER,
+    FilterId::NOFILTER,
+    FilterId::NOFILTER,
+    FilterId::DELTA,
+    FilterId::SHUFFLE,
+];
+const SHUFFLE_BYTEDELTA: [FilterId; 6] = [
+    FilterId::SHUFFLE,
+    FilterId::BYTEDELTA,
+    FilterId::NOFILTER,
+    FilterId::NOFILTER,
+    FilterId::NOFILTER,
+    FilterId::NOFILTER,
+];
 
 /// Regular (codec-compressed, multi-block) chunks: every codec, several pipelines and typesizes.
 fn regular_cases() -> Vec<Case> {
     let mut v = Vec::new();
-    for codec in [0u8, 2, 4, 5] {
+    for codec in [0u8, 2, 4, 5].map(CodecId) {
         for (fname, filters) in [
-            ("none", [0; 6]),
+            ("none", [FilterId::NOFILTER; 6]),
             ("shuffle", SHUFFLE),
             ("bitshuffle", BITSHUFFLE),
             ("delta", DELTA_SHUFFLE),
@@ -140,9 +173,9 @@ fn regular_cases() -> Vec<Case> {
                 ..CParams::default()
             };
             v.push(case(
-                &format!("codec{codec}-{fname}"),
+                &format!("codec{}-{fname}", codec.0),
                 &cp,
-                field(4000, u32::from(codec)),
+                field(4000, u32::from(codec.0)),
             ));
         }
     }
@@ -156,14 +189,14 @@ fn regular_cases() -> Vec<Case> {
     v.push(lz4_via_lz4hc(
         "codec1-nofilter",
         &CParams {
-            filters: [0; 6],
+            filters: [FilterId::NOFILTER; 6],
             ..cp.clone()
         },
         field(3000, 7),
     ));
     for typesize in [1usize, 2, 8, 3] {
         let cp = CParams {
-            codec: 5,
+            codec: CodecId::ZSTD,
             typesize,
             blocksize: 960,
             splitmode: SplitMode::Always,
@@ -182,7 +215,7 @@ fn regular_cases() -> Vec<Case> {
 /// A zstd chunk with a trained dictionary.
 fn dict_case() -> Case {
     let cp = CParams {
-        codec: 5,
+        codec: CodecId::ZSTD,
         typesize: 1,
         blocksize: 4096,
         use_dict: true,
@@ -321,7 +354,7 @@ fn truncated_at_every_length_is_read_buffer() {
                 c.name
             );
             assert_eq!(
-                code(Decoder::new(Registry::global(), cut)),
+                code(Decoder::new(&Registry::global(), cut)),
                 -5,
                 "{} cut at {len}",
                 c.name
@@ -664,7 +697,7 @@ fn dictionary_size_lies() {
     let mut plain = case(
         "zstd",
         &CParams {
-            codec: 5,
+            codec: CodecId::ZSTD,
             typesize: 4,
             blocksize: 1024,
             ..CParams::default()
@@ -788,8 +821,9 @@ fn vl_chunk(nbytes: usize, blocks: &[(i32, Vec<u8>)]) -> Vec<u8> {
 
 /// LZ4 block payload of `data` (LZ4HC's encoder writes the LZ4 block format).
 fn lz4_payload(data: &[u8]) -> Vec<u8> {
-    use strata::codecs::{lz4hc::Lz4hc, Codec, CodecCtx};
-    let ctx = CodecCtx {
+    use strata::block::BlockContext;
+    use strata::codecs::{lz4hc::Lz4hc, Codec};
+    let ctx = BlockContext {
         clevel: 9,
         meta: 0,
         typesize: 1,
@@ -797,6 +831,7 @@ fn lz4_payload(data: &[u8]) -> Vec<u8> {
         nblock: 0,
         dict: None,
         nd: None,
+        ..BlockContext::default()
     };
     let mut buf = vec![0u8; 2 * data.len() + 64];
     let n = Lz4hc.compress(data, &mut buf, &ctx).unwrap();
@@ -1015,7 +1050,7 @@ fn every_single_byte_corruption() {
         case(
             "zlib-bitshuffle",
             &CParams {
-                codec: 4,
+                codec: CodecId::ZLIB,
                 filters: BITSHUFFLE,
                 ..cp.clone()
             },
@@ -1024,7 +1059,7 @@ fn every_single_byte_corruption() {
         case(
             "zstd-delta",
             &CParams {
-                codec: 5,
+                codec: CodecId::ZSTD,
                 filters: DELTA_SHUFFLE,
                 ..cp.clone()
             },
@@ -1033,7 +1068,7 @@ fn every_single_byte_corruption() {
         case(
             "bytedelta",
             &CParams {
-                codec: 0,
+                codec: CodecId::BLOSCLZ,
                 filters: SHUFFLE_BYTEDELTA,
                 ..cp.clone()
             },
@@ -1213,7 +1248,7 @@ fn parallel_decompress_vec_agrees_with_serial() {
 // Fuzzer finds
 
 /// Replays every input under `tests/data/fuzz-regressions/` through the oracle of the fuzz
-/// target its name starts with (`decompress-*`, `getitem-*` or `frame-*`).
+/// target its name starts with (`decompress-*`, `getitem-*`, `frame-*` or `hdf5_chunk-*`).
 #[test]
 fn fuzz_regressions() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fuzz-regressions");
@@ -1228,6 +1263,8 @@ fn fuzz_regressions() {
             fuzz_checks::check_getitem(&data);
         } else if name.starts_with("frame-") {
             fuzz_checks::check_frame(&data);
+        } else if name.starts_with("hdf5_chunk-") {
+            hdf5_fuzz::check(&data);
         } else {
             continue;
         }

@@ -6,7 +6,7 @@ use std::process::Command;
 
 #[path = "clib/mod.rs"]
 mod clib;
-use clib::{header_defines, lib_dir, root, run, scratch};
+use clib::{hdf5_libs, header_defines, lib_dir, root, run, scratch};
 
 #[test]
 fn header_is_generated_from_the_source() {
@@ -58,15 +58,15 @@ fn header_macros_match_the_library() {
     );
     assert_eq!(
         define("STRATA_ABI_VERSION"),
-        strata::ffi::STRATA_ABI_VERSION.to_string()
+        strata::capi::STRATA_ABI_VERSION.to_string()
     );
     assert_eq!(
         define("STRATA_ERROR_PANIC"),
-        strata::ffi::STRATA_ERROR_PANIC.to_string()
+        strata::capi::STRATA_ERROR_PANIC.to_string()
     );
     assert_eq!(
         define("STRATA_ERROR_NULL_POINTER"),
-        strata::ffi::STRATA_ERROR_NULL_POINTER.to_string()
+        strata::capi::STRATA_ERROR_NULL_POINTER.to_string()
     );
 
     // Every code the library names (`src/ffi/error.rs` checks that every error variant's code
@@ -80,7 +80,8 @@ fn header_macros_match_the_library() {
     for code in -2000..0 {
         let mut buf = [0u8; 64];
         // SAFETY: a 64-byte buffer.
-        let n = unsafe { strata::ffi::error::strata_error_name(code, buf.as_mut_ptr().cast(), 64) };
+        let n =
+            unsafe { strata::capi::error::strata_error_name(code, buf.as_mut_ptr().cast(), 64) };
         let Ok(n) = usize::try_from(n) else { continue };
         let name = std::str::from_utf8(&buf[..n]).unwrap();
         assert_eq!(buf[n], 0);
@@ -95,12 +96,12 @@ fn header_macros_match_the_library() {
         errors.len(),
         "strata.h defines codes the library does not name"
     );
-    let not_a_code = strata::Error::InvalidParam(String::new()).code();
+    let not_a_code = strata::error::code::INVALID_PARAM;
     // SAFETY: NULL, 0 is a size query.
-    let rc = unsafe { strata::ffi::error::strata_error_name(-9999, std::ptr::null_mut(), 0) };
+    let rc = unsafe { strata::capi::error::strata_error_name(-9999, std::ptr::null_mut(), 0) };
     assert_eq!(rc, i64::from(not_a_code));
 
-    use strata::ffi::{chunk as c, params as p, schunk as s};
+    use strata::capi::{chunk as c, params as p, schunk as s};
     for (name, value) in [
         ("STRATA_SYNC_NONE", p::STRATA_SYNC_NONE),
         ("STRATA_SYNC_ON_CLOSE", p::STRATA_SYNC_ON_CLOSE),
@@ -144,6 +145,7 @@ fn build_c(compiler: &str, flags: &[&str], src: &Path, exe: &Path) {
         .arg(root().join("include"))
         .arg(src)
         .arg(&lib)
+        .args(hdf5_libs())
         .args(["-lm", "-lpthread", "-ldl", "-o"])
         .arg(exe)
         .output()
@@ -213,6 +215,7 @@ fn a_c_example_builds_and_runs_as_cpp() {
         .arg(root().join("c-examples/frame.c"))
         .args(["-x", "none"])
         .arg(&lib)
+        .args(hdf5_libs())
         .args(["-lm", "-lpthread", "-ldl", "-o"])
         .arg(&exe)
         .output()
@@ -304,17 +307,27 @@ fn only_strata_symbols_are_exported() {
     let foreign: Vec<&&str> = names.iter().filter(|n| !n.starts_with("strata_")).collect();
     assert!(foreign.is_empty(), "exported beyond strata_*: {foreign:?}");
     let soname = run(Command::new("readelf").arg("-d").arg(&so));
-    let want = format!("[libstrata.so.{}]", strata::ffi::STRATA_ABI_VERSION);
+    let want = format!("[libstrata.so.{}]", strata::capi::STRATA_ABI_VERSION);
     assert!(soname.contains(&want), "no soname {want}:\n{soname}");
 }
 
 #[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "make install builds the release libraries: run with --release"
+)]
 fn make_install_gives_a_pkg_config_package() {
     let target = lib_dir();
-    let Some(target_root) = target.parent().filter(|_| target.ends_with("release")) else {
-        eprintln!("skipped: make install builds release libraries; run with --release");
-        return;
-    };
+    let target_root = target
+        .parent()
+        .filter(|_| target.ends_with("release"))
+        .unwrap_or_else(|| {
+            panic!(
+                "make install builds the release libraries, these tests run from {}: run with \
+                 --release",
+                target.display()
+            )
+        });
     let dir = scratch("install");
     let prefix = dir.join("prefix");
     run(Command::new("make")
@@ -360,4 +373,235 @@ fn make_install_gives_a_pkg_config_package() {
     let needed = run(Command::new("readelf").arg("-d").arg(&exe));
     assert!(needed.contains("libstrata.so."), "{needed}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_readme_links_a_program_against_the_build_tree() {
+    let target = lib_dir();
+    let Some(target_root) = target.parent().filter(|_| target.ends_with("release")) else {
+        eprintln!("skipped: make builds release libraries; run with --release");
+        return;
+    };
+    // The README's two lines, as written: `make`, then the `cc` line naming target/release.
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let cc_line = readme
+        .lines()
+        .find(|l| l.starts_with("cc prog.c ") && l.contains("target/release"))
+        .expect("README.md shows a cc line linking against target/release");
+    run(Command::new("make")
+        .current_dir(root())
+        .arg("--quiet")
+        .arg(format!("TARGET_DIR={}", target_root.display()))
+        .env("CARGO", env!("CARGO")));
+    let dir = scratch("buildtree");
+    let exe = dir.join("prog");
+    let release = target_root.join("release");
+    let line = cc_line
+        .replace("target/release", &release.display().to_string())
+        .replace("-o prog", &format!("-o {}", exe.display()))
+        .replace(
+            "prog.c",
+            &root().join("c-examples/compress.c").display().to_string(),
+        );
+    // Run from the repository root, as the README's lines are; `$PWD` is expanded by sh.
+    let line = line.replace(
+        &format!("\"$PWD/{}\"", release.display()),
+        &format!("\"{}\"", release.display()),
+    );
+    run(Command::new("sh").current_dir(root()).arg("-c").arg(&line));
+    let out = Command::new(&exe)
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{line}\n{exe:?}: {:?}\n{stderr}",
+        out.status
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).ends_with("ok\n"),
+        "{stderr}"
+    );
+    let soname = format!("libstrata.so.{}", strata::capi::STRATA_ABI_VERSION);
+    let needed = run(Command::new("readelf").arg("-d").arg(&exe));
+    assert!(needed.contains(&format!("[{soname}]")), "{needed}");
+    assert_eq!(
+        std::fs::read_link(release.join(&soname)).unwrap(),
+        Path::new("libstrata.so")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The names a C header declares at file scope: typedef names, struct, union and enum tags,
+/// enum constants and function names. Comments and preprocessor lines are left out (macros
+/// are checked from the preprocessor itself); fields and parameters are not file-scope names.
+fn declared_names(header: &str) -> Vec<String> {
+    let mut text = String::new();
+    let mut rest = header;
+    while let Some(start) = rest.find("/*") {
+        text.push_str(&rest[..start]);
+        rest = rest[start..]
+            .find("*/")
+            .map_or("", |end| &rest[start + end + 2..]);
+    }
+    text.push_str(rest);
+    let code: String = text
+        .lines()
+        .map(|l| l.split("//").next().unwrap())
+        .filter(|l| !l.trim_start().starts_with('#'))
+        // The C++ guard's `extern "C" {` and its closing brace hold the declarations.
+        .filter(|l| l.trim() != "}")
+        .map(|l| l.replace("extern \"C\" {", " "))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let words = |s: &str| -> Vec<String> {
+        s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty() && !w.starts_with(|c: char| c.is_ascii_digit()))
+            .map(str::to_owned)
+            .collect()
+    };
+    let mut names = Vec::new();
+    // Split into file-scope declarations at `;` outside braces; a brace body is kept apart
+    // (enum bodies declare constants, struct bodies only fields).
+    let (mut depth, mut decl, mut body) = (0usize, String::new(), String::new());
+    for c in code.chars() {
+        match c {
+            '{' => {
+                depth += 1;
+                if depth == 1 {
+                    continue;
+                }
+            }
+            '}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    decl.push_str(" {} ");
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        if depth > 0 {
+            body.push(c);
+            continue;
+        }
+        if c != ';' {
+            decl.push(c);
+            continue;
+        }
+        let d = std::mem::take(&mut decl);
+        let b = std::mem::take(&mut body);
+        let w = words(&d);
+        for (i, word) in w.iter().enumerate() {
+            if matches!(word.as_str(), "struct" | "union" | "enum") {
+                if let Some(tag) = w.get(i + 1) {
+                    names.push(tag.clone());
+                }
+            }
+        }
+        if w.iter().any(|x| x == "enum") {
+            for constant in b.split(',') {
+                if let Some(name) = words(constant).first() {
+                    names.push(name.clone());
+                }
+            }
+        }
+        let declarator = if let Some(ptr) = d.find("(*") {
+            // A function pointer type: the name inside `(*name)`.
+            words(&d[ptr..]).into_iter().next()
+        } else if let Some(paren) = d.find('(') {
+            // A function: the word before its parameter list.
+            words(&d[..paren]).pop()
+        } else {
+            // A typedef or variable: the last word.
+            w.last().cloned()
+        };
+        names.extend(declarator);
+    }
+    names.retain(|n| n != "struct" && n != "union" && n != "enum");
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The macros `include/strata.h` defines, as the C preprocessor sees them (those of the
+/// system headers it includes left out).
+fn header_macros() -> Vec<String> {
+    let macros = |header: &Path| -> Vec<String> {
+        run(Command::new("cc")
+            .args(["-dM", "-E", "-x", "c"])
+            .arg(header))
+        .lines()
+        .filter_map(|l| l.strip_prefix("#define "))
+        .filter_map(|l| l.split([' ', '(']).next())
+        .map(str::to_owned)
+        .collect()
+    };
+    let dir = scratch("header-macros");
+    let system = dir.join("system.h");
+    std::fs::write(&system, "#include <stddef.h>\n#include <stdint.h>\n").unwrap();
+    let before = macros(&system);
+    let mut after = macros(&root().join("include/strata.h"));
+    after.retain(|m| !before.contains(m));
+    let _ = std::fs::remove_dir_all(&dir);
+    after
+}
+
+/// Whether `name` is in Strata's C namespace.
+fn prefixed(name: &str) -> bool {
+    name.starts_with("strata_") || name.starts_with("STRATA_")
+}
+
+#[test]
+fn the_header_declares_only_prefixed_names() {
+    let header = std::fs::read_to_string(root().join("include/strata.h")).unwrap();
+    let names = declared_names(&header);
+    for expected in [
+        "strata_ndarray",
+        "strata_cparams",
+        "strata_compress",
+        "strata_plugin_entry_fn",
+    ] {
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} not found in {names:?}"
+        );
+    }
+    let leaks: Vec<&String> = names.iter().filter(|n| !prefixed(n)).collect();
+    assert!(
+        leaks.is_empty(),
+        "strata.h declares names without the strata_ prefix: {leaks:?}"
+    );
+
+    let macros = header_macros();
+    assert!(
+        macros.iter().any(|m| m == "STRATA_ERROR_PANIC"),
+        "{macros:?}"
+    );
+    let leaks: Vec<&String> = macros.iter().filter(|m| !prefixed(m)).collect();
+    assert!(
+        leaks.is_empty(),
+        "strata.h defines macros without the STRATA_ prefix: {leaks:?}"
+    );
+}
+
+#[test]
+fn the_namespace_check_sees_every_kind_of_declaration() {
+    // The check above can fail: each kind of file-scope name, unprefixed, is found, and
+    // fields, parameters, comments and macros are not taken for declarations.
+    let header = "/* typedef struct Comment Comment; */\n\
+                  #define NOT_A_DECLARATION 1\n\
+                  typedef struct Opaque Opaque; // typedef struct Line Line;\n\
+                  typedef struct { int field; uint8_t arr[6]; } Plain;\n\
+                  typedef enum Tag { RED = 1, GREEN } colour;\n\
+                  typedef int32_t (*callback)(const uint8_t *src, size_t len);\n\
+                  #ifdef __cplusplus\nextern \"C\" {\n#endif\n\
+                  int64_t compress(const uint8_t *src, size_t len, strata_cparams *out);\n\
+                  extern const int table;\n\
+                  #ifdef __cplusplus\n}  // extern \"C\"\n#endif\n";
+    assert_eq!(
+        declared_names(header),
+        ["GREEN", "Opaque", "Plain", "RED", "Tag", "callback", "colour", "compress", "table"]
+    );
 }

@@ -8,7 +8,7 @@ use std::process::Command;
 
 #[path = "clib/mod.rs"]
 mod clib;
-use clib::{header_defines, lib_dir, root, scratch};
+use clib::{hdf5_libs, header_defines, lib_dir, root, scratch};
 
 const FFLAGS: &[&str] = &["-std=f2008", "-Wall", "-Werror"];
 
@@ -71,6 +71,7 @@ fn fortran_examples_build_and_run() {
             .arg(&src)
             .arg(&obj)
             .arg(&lib)
+            .args(hdf5_libs())
             .args(["-lm", "-lpthread", "-ldl", "-o"])
             .arg(&exe)
             .output()

@@ -1,8 +1,10 @@
 //! Malformed frames give errors that name the file and say what is wrong: every truncation
 //! of a small frame, wrong magic, lying offsets and lengths, an index pointing outside the
 //! file, metalayer lengths past the end, a sparse directory missing a chunk file. No panic,
-//! no allocation sized by a lying field.
+//! no allocation sized by a lying field. Devices, FIFOs and sockets are refused without waiting;
+//! frames replace only regular files and are written through symbolic links.
 
+use std::os::unix::fs::FileTypeExt;
 use strata::chunk::{compress_vec, CParams};
 use strata::format::chunk::SpecialType;
 use strata::frame::{OpenMode, SyncPolicy};
@@ -178,8 +180,19 @@ fn lies_are_errors() {
         let e = open_and_read(&path, &b).expect_err(what);
         if what.starts_with("chunk nbytes") {
             let msg = e.to_string();
-            assert!(msg.contains("chunk 0 holds 2147483616 bytes"), "{msg}");
-            assert!(msg.contains("gives it 4000"), "{msg}");
+            assert!(msg.contains("chunk 0: "), "{msg}");
+            assert!(msg.contains("2147483616 is not 4000"), "{msg}");
+            assert!(
+                matches!(
+                    e.root(),
+                    strata::Error::InvalidHeader {
+                        value: 0x7fff_ffe0,
+                        expected: strata::error::Expected::Exactly(4000),
+                        ..
+                    }
+                ),
+                "{e:?}"
+            );
         }
         assert!(e.to_string().contains("lie.b2frame"), "{what}: {e}");
         assert!(
@@ -231,4 +244,145 @@ fn missing_file() {
     let e = SChunk::open("/nonexistent/x.b2frame", OpenMode::Read).unwrap_err();
     assert_eq!(e.code(), -15);
     assert!(e.to_string().contains("/nonexistent/x.b2frame"));
+}
+
+/// Runs `f` on a thread; panics if it takes more than 10 s (a read that never ends).
+fn within_seconds<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(f()));
+    rx.recv_timeout(std::time::Duration::from_secs(10))
+        .unwrap_or_else(|_| panic!("{what} did not return within 10 s"))
+}
+
+fn open_error(path: &std::path::Path) -> String {
+    let p = path.to_owned();
+    let what = format!("SChunk::open({})", path.display());
+    let r = within_seconds(&what, move || SChunk::open(&p, OpenMode::Read).map(|_| ()));
+    let e = r.unwrap_err();
+    assert_eq!(e.code(), -15, "{e}");
+    e.to_string()
+}
+
+#[test]
+fn devices_fifos_and_sockets_are_refused_without_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.b2frame");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let socket = dir.path().join("socket.b2frame");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let not_regular = |path: &std::path::Path, kind: &str| {
+        format!(
+            "{}: cannot open: {kind} is not a regular file, the only kind a frame is stored in",
+            path.display()
+        )
+    };
+    // /dev/zero never ends: it would be read forever.
+    let zero = std::path::Path::new("/dev/zero");
+    assert_eq!(open_error(zero), not_regular(zero, "a character device"));
+    assert_eq!(open_error(&fifo), not_regular(&fifo, "a FIFO"));
+    let e = open_error(&socket);
+    assert!(
+        e.starts_with(&format!("{}: cannot open: ", socket.display())),
+        "{e}"
+    );
+    // A sparse frame whose chunk file is a FIFO: its chunk cannot be read, and nothing waits.
+    let sparse = dir.path().join("sparse");
+    let o = SChunkOptions {
+        cparams: CParams {
+            typesize: 4,
+            ..CParams::default()
+        },
+        ..SChunkOptions::default()
+    };
+    let mut s = SChunk::create(&Location::Dir(sparse.clone()), &o).unwrap();
+    s.append_buffer(&[7u8; 4000]).unwrap();
+    s.close().unwrap();
+    let chunk = sparse.join("00000000.chunk");
+    std::fs::remove_file(&chunk).unwrap();
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&chunk)
+        .status()
+        .unwrap()
+        .success());
+    let e = within_seconds("reading a FIFO chunk", move || {
+        SChunk::open(&sparse, OpenMode::Read).and_then(|s| s.decompress_chunk_vec(0))
+    })
+    .unwrap_err();
+    assert_eq!(e.to_string(), not_regular(&chunk, "a FIFO"));
+}
+
+#[test]
+fn frames_replace_only_regular_files_and_write_through_links() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = SChunkOptions {
+        cparams: CParams {
+            typesize: 4,
+            ..CParams::default()
+        },
+        overwrite: true,
+        ..SChunkOptions::default()
+    };
+    // A FIFO, a symbolic link and a directory are not replaced by a new frame file.
+    let fifo = dir.path().join("fifo.b2frame");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let target = dir.path().join("target.b2frame");
+    std::fs::write(&target, b"keep").unwrap();
+    let link = dir.path().join("link.b2frame");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let subdir = dir.path().join("dir.b2frame");
+    std::fs::create_dir(&subdir).unwrap();
+    for (path, kind) in [
+        (&fifo, "a FIFO"),
+        (&link, "a symbolic link"),
+        (&subdir, "a directory"),
+    ] {
+        let e = SChunk::create(&Location::File(path.clone()), &o).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}: cannot open: {kind} is not a regular file: a frame replaces only a regular file",
+                path.display()
+            )
+        );
+    }
+    let e = SChunk::create(&Location::Dir(fifo.clone()), &o).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}: cannot open: a FIFO is not a directory: a sparse frame replaces only a directory",
+            fifo.display()
+        )
+    );
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+    // A frame opened for writing through a link is rewritten at the link's target.
+    let mut s = SChunk::create(&Location::File(target.clone()), &o).unwrap();
+    s.append_buffer(&[1u8; 4000]).unwrap();
+    s.close().unwrap();
+    let mut s = SChunk::open(&link, OpenMode::ReadWrite).unwrap();
+    s.vlmeta_set("note", b"through the link", None).unwrap();
+    s.append_buffer(&[2u8; 4000]).unwrap();
+    s.close().unwrap();
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let s = SChunk::open(&target, OpenMode::Read).unwrap();
+    assert_eq!(s.nchunks(), 2);
+    assert_eq!(s.vlmeta("note").unwrap(), b"through the link");
 }

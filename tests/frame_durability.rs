@@ -10,7 +10,7 @@ use strata::chunk::{compress_vec, special_chunk, CParams};
 use strata::format::chunk::SpecialType;
 use strata::format::frame::FrameType;
 use strata::frame::{FaultPlan, FaultyIo, FileIo, FrameIo, MemIo, MemStore, OpenMode, SyncPolicy};
-use strata::schunk::{Location, SChunk, SChunkOptions};
+use strata::schunk::{Location, OpenOptions, SChunk, SChunkOptions};
 
 const CS: usize = 4000;
 
@@ -172,7 +172,11 @@ impl Layout for Mem {
     }
     fn reopen(&self) -> SChunk {
         let io = self.cur.borrow().as_ref().unwrap().clone();
-        SChunk::from_io(Box::new(io), OpenMode::ReadWrite, SyncPolicy::None).unwrap()
+        SChunk::from_io(
+            Box::new(io),
+            &OpenOptions::new(OpenMode::ReadWrite).with_sync(SyncPolicy::None),
+        )
+        .unwrap()
     }
 }
 
@@ -211,8 +215,11 @@ fn load_dir(d: &Path) -> MemStore {
 fn check(layout: &dyn Layout, op: Op, what: &str) -> usize {
     let before = state(&layout.reopen_base());
     let after = {
-        let mut s =
-            SChunk::from_io(layout.fresh(), OpenMode::ReadWrite, SyncPolicy::EveryWrite).unwrap();
+        let mut s = SChunk::from_io(
+            layout.fresh(),
+            &OpenOptions::new(OpenMode::ReadWrite).with_sync(SyncPolicy::EveryWrite),
+        )
+        .unwrap();
         run(&mut s, op).unwrap();
         drop(s);
         state(&layout.reopen())
@@ -224,8 +231,11 @@ fn check(layout: &dyn Layout, op: Op, what: &str) -> usize {
         for torn in [false, true] {
             let plan = FaultPlan::new(k, torn);
             let io = FaultyIo::new(layout.fresh(), plan.clone());
-            let mut s =
-                SChunk::from_io(Box::new(io), OpenMode::ReadWrite, SyncPolicy::EveryWrite).unwrap();
+            let mut s = SChunk::from_io(
+                Box::new(io),
+                &OpenOptions::new(OpenMode::ReadWrite).with_sync(SyncPolicy::EveryWrite),
+            )
+            .unwrap();
             let r = run(&mut s, op);
             drop(s);
             let mut re = layout.reopen();
@@ -276,7 +286,11 @@ trait Base {
 impl<T: Layout + ?Sized> Base for T {
     fn reopen_base(&self) -> SChunk {
         let io = self.fresh();
-        SChunk::from_io(io, OpenMode::ReadWrite, SyncPolicy::None).unwrap()
+        SChunk::from_io(
+            io,
+            &OpenOptions::new(OpenMode::ReadWrite).with_sync(SyncPolicy::None),
+        )
+        .unwrap()
     }
 }
 

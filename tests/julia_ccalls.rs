@@ -236,6 +236,7 @@ fn compatible(c: &CType, j: &str) -> bool {
         let allowed: &[&str] = match c.base.as_str() {
             "int32_t" => &["Int32", "Cint"],
             "int64_t" => &["Int64", "Clonglong"],
+            "uint64_t" => &["UInt64", "Culonglong"],
             "uint32_t" => &["UInt32", "Cuint"],
             "uint8_t" => &["UInt8", "Cuchar"],
             "char" => &["UInt8", "Cchar", "Int8", "Cuchar"],

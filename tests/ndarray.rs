@@ -11,6 +11,7 @@ use strata::ndarray::{
     ArrayParams, ChunkSource, ChunkStore, Geometry, Location, NdArray, Selection, Slice,
 };
 use strata::registry::Registry;
+use strata::{CodecId, FilterId};
 
 // ---------------------------------------------------------------------------------------
 // The naive reference: item by item, straight from the definitions.
@@ -126,10 +127,10 @@ fn counting(nitems: usize, ts: usize) -> Vec<u8> {
         .collect()
 }
 
-fn params(shape: &[i64], chunks: &[i32], blocks: &[i32], ts: usize) -> ArrayParams {
+fn params(shape: &[usize], chunks: &[usize], blocks: &[usize], ts: usize) -> ArrayParams {
     ArrayParams::new(shape, ts)
-        .chunkshape(chunks)
-        .blockshape(blocks)
+        .with_chunkshape(chunks)
+        .with_blockshape(blocks)
 }
 
 /// The compressed chunks of `arr`, chunk 0 first (special chunks as C-Blosc2 rebuilds them).
@@ -265,7 +266,7 @@ fn every_fourth_of_360_is_90() {
 fn zero_length_dimensions() {
     // python-blosc2 writes chunkshape 0 / blockshape 0 for an empty dimension
     for (shape, chunks, blocks) in [
-        (vec![0i64, 5], vec![0, 5], vec![0, 5]),
+        (vec![0usize, 5], vec![0, 5], vec![0, 5]),
         (vec![4, 0], vec![2, 3], vec![1, 2]),
         (vec![0], vec![0], vec![0]),
     ] {
@@ -298,7 +299,7 @@ fn zero_length_dimensions() {
 
 #[test]
 fn one_item_arrays() {
-    for shape in [vec![1i64], vec![1, 1], vec![1, 1, 1]] {
+    for shape in [vec![1usize], vec![1, 1], vec![1, 1, 1]] {
         let nd = shape.len();
         let p = params(&shape, &vec![1; nd], &vec![1; nd], 8);
         let mut arr = NdArray::from_buffer(&p, &Location::Memory, &42u64.to_le_bytes()).unwrap();
@@ -359,7 +360,7 @@ fn last_partial_chunk_and_block() {
 fn typesize_over_255() {
     let ts = 300;
     let data = counting(9 * 11, ts);
-    let p = params(&[9, 11], &[4, 5], &[3, 2], ts).dtype("|V300");
+    let p = params(&[9, 11], &[4, 5], &[3, 2], ts).with_dtype("|V300");
     let arr = NdArray::from_buffer(&p, &Location::Memory, &data).unwrap();
     // the chunk header stores typesize 1, the blocksize is one block of 300-byte items
     let c = &chunks_of(&arr)[0];
@@ -406,15 +407,15 @@ fn four_d_uint64_with_delta_at_block_borders() {
         .flat_map(|i| (1_000_000 + i * 3 + (i % 5) * 1000).to_le_bytes())
         .collect();
     let cparams = CParams {
-        codec: 1,
-        filters: [0, 0, 0, 0, 3, 1],
+        codec: CodecId::LZ4,
+        filters: [0, 0, 0, 0, 3, 1].map(FilterId),
         ..CParams::default()
     };
-    let p = params(&[6, 7, 5, 8], &[4, 5, 3, 6], &[2, 2, 2, 3], 8).cparams(&cparams);
+    let p = params(&[6, 7, 5, 8], &[4, 5, 3, 6], &[2, 2, 2, 3], 8).with_cparams(&cparams);
     let arr = NdArray::from_buffer(&p, &Location::Memory, &data).unwrap();
     // the chunks really use delta
     let chunks = chunks_of(&arr);
-    let d = Decoder::new(Registry::global(), &chunks[0]).unwrap();
+    let d = Decoder::new(&Registry::global(), &chunks[0]).unwrap();
     assert!(d.needs_block0());
     for slices in [
         // items on both sides of block borders in every dimension
@@ -537,7 +538,7 @@ fn sparse_picks_from_shuffled_blocks() {
         )
         .unwrap();
         let chunks = chunks_of(&arr);
-        let d = Decoder::new(Registry::global(), &chunks[0]).unwrap();
+        let d = Decoder::new(&Registry::global(), &chunks[0]).unwrap();
         assert_eq!(d.shuffle_planes(), Some(ts));
         for slices in [
             vec![Slice::index(17), Slice::index(5)],
@@ -702,7 +703,7 @@ fn resize_grows_and_shrinks_any_axis() {
                 next[b..b + ts].copy_from_slice(&want[a..a + ts]);
             }
         }
-        arr.resize(&[new[0] as i64, new[1] as i64]).unwrap();
+        arr.resize(&[new[0], new[1]]).unwrap();
         assert_eq!(shape_of(&arr), new);
         assert_eq!(arr.store().nchunks(), arr.geometry().nchunks());
         assert_eq!(arr.meta().shape, [new[0] as i64, new[1] as i64]);
@@ -711,7 +712,8 @@ fn resize_grows_and_shrinks_any_axis() {
         shape = new.to_vec();
     }
     assert!(arr.resize(&[3]).is_err());
-    assert!(arr.resize(&[3, -1]).is_err());
+    // A shape the metalayer cannot hold (64-bit signed).
+    assert!(arr.resize(&[3, usize::MAX]).is_err());
 }
 
 #[test]
@@ -725,25 +727,25 @@ fn copy_with_new_partitions_and_cparams() {
     )
     .unwrap();
     let zstd = CParams {
-        codec: 5,
+        codec: CodecId::ZSTD,
         clevel: 3,
-        filters: [0, 0, 0, 0, 0, 2],
+        filters: [0, 0, 0, 0, 0, 2].map(FilterId),
         ..CParams::default()
     };
     let p = arr
         .params()
-        .chunkshape(&[16, 7, 10])
-        .blockshape(&[5, 7, 3])
-        .cparams(&zstd);
+        .with_chunkshape(&[16, 7, 10])
+        .with_blockshape(&[5, 7, 3])
+        .with_cparams(&zstd);
     let copy = arr.copy(&p, &Location::Memory).unwrap();
     assert_eq!(copy.meta().chunkshape, [16, 7, 10]);
     assert_eq!(copy.store().nchunks(), 2 * 3);
-    let h = Decoder::new(Registry::global(), &chunks_of(&copy)[0])
+    let h = Decoder::new(&Registry::global(), &chunks_of(&copy)[0])
         .unwrap()
         .header;
     assert_eq!(
         (h.compcode, h.blocksize, h.filters[5]),
-        (5, 5 * 7 * 3 * 4, 2)
+        (CodecId::ZSTD, 5 * 7 * 3 * 4, FilterId::BITSHUFFLE)
     );
     assert_eq!(copy.to_vec().unwrap(), data);
     for (n, c) in chunks_of(&copy).iter().enumerate() {
@@ -757,9 +759,15 @@ fn copy_with_new_partitions_and_cparams() {
         .copy(&ArrayParams::new(&[30, 20, 10], 4), &Location::Memory)
         .unwrap();
     assert_eq!(copy.to_vec().unwrap(), data);
-    assert!(arr
-        .copy(&ArrayParams::new(&[30, 20, 11], 4), &Location::Memory)
-        .is_err());
+    assert_eq!(
+        arr.copy(&ArrayParams::new(&[30, 20, 11], 4), &Location::Memory)
+            .unwrap_err(),
+        Error::ShapeMismatch {
+            what: "a copy (the array's shape)",
+            expected: vec![30, 20, 10],
+            found: vec![30, 20, 11],
+        }
+    );
     // a slice as a new array
     let sub = arr
         .slice(&[Slice::range(3, 17), Slice::FULL.step_by(-3)])
@@ -786,8 +794,8 @@ fn decompress_block_matches_the_whole_chunk() {
     ];
     for (codec, filters, use_dict, clevel) in pipelines {
         let cparams = CParams {
-            codec,
-            filters,
+            codec: CodecId(codec),
+            filters: filters.map(FilterId),
             use_dict,
             clevel,
             typesize: 4,
@@ -797,7 +805,7 @@ fn decompress_block_matches_the_whole_chunk() {
         };
         let chunk = compress_vec(&cparams, &data).unwrap();
         let whole = decompress_vec(&chunk).unwrap();
-        let d = Decoder::new(Registry::global(), &chunk).unwrap();
+        let d = Decoder::new(&Registry::global(), &chunk).unwrap();
         let bs = d.header.blocksize;
         let mut block = vec![0u8; bs];
         let mut block0 = vec![0u8; bs];
@@ -855,6 +863,7 @@ fn bad_chunks_and_arguments() {
         meta.clone(),
         arr.cparams(),
         VecStore::from_chunks(chunks.clone()),
+        Context::global(),
     )
     .unwrap();
     assert_eq!(bad.to_vec().unwrap_err().code(), -11);
@@ -877,6 +886,7 @@ fn bad_chunks_and_arguments() {
         meta.clone(),
         arr.cparams(),
         VecStore::from_chunks(chunks.clone()),
+        Context::global(),
     )
     .unwrap();
     assert!(matches!(bad.to_vec().unwrap_err(), Error::Truncated { .. }));
@@ -886,7 +896,13 @@ fn bad_chunks_and_arguments() {
         .is_err());
     // the wrong number of chunks
     chunks.pop();
-    let err = NdArray::from_store(meta, arr.cparams(), VecStore::from_chunks(chunks)).unwrap_err();
+    let err = NdArray::from_store(
+        meta,
+        arr.cparams(),
+        VecStore::from_chunks(chunks),
+        Context::global(),
+    )
+    .unwrap_err();
     assert_eq!(err.code(), -12);
     // a destination too small, data too short, a zero step, too many slices
     let mut out = [0u8; 3];
@@ -943,10 +959,10 @@ fn dim_slice() -> impl Strategy<Value = Slice> {
 }
 
 /// (shape, chunkshape, blockshape) with 1 to 4 dimensions of 0 to 11 items.
-fn partitioned() -> impl Strategy<Value = (Vec<i64>, Vec<i32>, Vec<i32>)> {
-    prop::collection::vec((0i64..12, 1i32..8, 1i32..8), 1..=4).prop_map(|dims| {
+fn partitioned() -> impl Strategy<Value = (Vec<usize>, Vec<usize>, Vec<usize>)> {
+    prop::collection::vec((0usize..12, 1usize..8, 1usize..8), 1..=4).prop_map(|dims| {
         let shape = dims.iter().map(|d| d.0).collect();
-        let chunks: Vec<i32> = dims.iter().map(|d| d.1).collect();
+        let chunks: Vec<usize> = dims.iter().map(|d| d.1).collect();
         let blocks = dims.iter().map(|d| d.2.min(d.1)).collect();
         (shape, chunks, blocks)
     })
@@ -963,7 +979,7 @@ proptest! {
         nthreads in 1usize..3,
     ) {
         let slices = &slices[..slices.len().min(shape.len())];
-        let ushape: Vec<usize> = shape.iter().map(|&s| s as usize).collect();
+        let ushape = shape.clone();
         let n: usize = ushape.iter().product();
         let data = counting(n, ts);
         // DParams is gaining fields (the N-d context for plugins).
@@ -987,14 +1003,14 @@ proptest! {
         writes in prop::collection::vec(prop::collection::vec(dim_slice(), 0..=4), 1..4),
         delta in any::<bool>(),
     ) {
-        let ushape: Vec<usize> = shape.iter().map(|&s| s as usize).collect();
+        let ushape = shape.clone();
         let n: usize = ushape.iter().product();
         let mut want = counting(n, ts);
         let cparams = CParams {
-            filters: if delta { [0, 0, 0, 0, 3, 1] } else { [0, 0, 0, 0, 0, 1] },
+            filters: if delta { [0, 0, 0, 0, 3, 1] } else { [0, 0, 0, 0, 0, 1] }.map(FilterId),
             ..CParams::default()
         };
-        let p = params(&shape, &chunks, &blocks, ts).cparams(&cparams);
+        let p = params(&shape, &chunks, &blocks, ts).with_cparams(&cparams);
         let mut arr = NdArray::from_buffer(&p, &Location::Memory, &want).unwrap();
         for (w, slices) in writes.iter().enumerate() {
             let slices = &slices[..slices.len().min(shape.len())];

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use strata::chunk::{CParams, DParams};
 use strata::format::b2nd::B2ndMeta;
 use strata::ndarray::{ArrayParams, Location, NdArray, OpenMode, Slice, SyncPolicy};
-use strata::schunk::{SChunk, SChunkOptions};
+use strata::schunk::{OpenOptions, SChunk, SChunkOptions};
+use strata::CodecId;
 
 /// Deterministic float64 data with some noise: compressible, but not trivially.
 fn field(n: usize) -> Vec<u8> {
@@ -39,13 +40,17 @@ fn pick2(data: &[u8], ncols: usize, rows: &[usize], cols: &[usize]) -> Vec<u8> {
 
 fn open_counting(path: &Path) -> (NdArray, Arc<AtomicU64>) {
     let (io, bytes) = Counting::open(path);
-    let schunk = SChunk::from_io(Box::new(io), OpenMode::Read, SyncPolicy::None).unwrap();
+    let schunk = SChunk::from_io(
+        Box::new(io),
+        &OpenOptions::new(OpenMode::Read).with_sync(SyncPolicy::None),
+    )
+    .unwrap();
     (NdArray::from_schunk(schunk).unwrap(), bytes)
 }
 
 /// The stored bytes of blocks `blocks` of `chunk` (a whole chunk): each block from its
 /// `bstart` to the next larger one, or the chunk's end.
-fn block_bytes(chunk: &[u8], blocks: &[usize]) -> u64 {
+fn blocksize(chunk: &[u8], blocks: &[usize]) -> u64 {
     let nblocks = (chunk.len() - 32).min(
         u32::from_le_bytes(chunk[4..8].try_into().unwrap()) as usize
             / u32::from_le_bytes(chunk[8..12].try_into().unwrap()) as usize,
@@ -74,12 +79,12 @@ fn thin_slices_of_a_big_file_read_only_their_blocks() {
     let path = dir.path().join("big.b2nd");
     let (n, cs, bs) = (1024usize, 512usize, 64usize);
     let data = field(n * n);
-    let params = ArrayParams::with_dtype(&[n as i64, n as i64], "<f8")
+    let params = ArrayParams::from_dtype(&[n, n], "<f8")
         .unwrap()
-        .chunkshape(&[cs as i32, cs as i32])
-        .blockshape(&[bs as i32, bs as i32])
-        .cparams(&CParams {
-            codec: 5,
+        .with_chunkshape(&[cs, cs])
+        .with_blockshape(&[bs, bs])
+        .with_cparams(&CParams {
+            codec: CodecId::ZSTD,
             clevel: 1,
             ..CParams::default()
         });
@@ -100,8 +105,7 @@ fn thin_slices_of_a_big_file_read_only_their_blocks() {
     let all: Vec<usize> = (0..n).collect();
     assert_eq!(row, pick2(&data, n, &[100], &all));
     let blocks: Vec<usize> = (8..16).collect();
-    let want =
-        2 * per_chunk_head + block_bytes(&chunks[0], &blocks) + block_bytes(&chunks[1], &blocks);
+    let want = 2 * per_chunk_head + blocksize(&chunks[0], &blocks) + blocksize(&chunks[1], &blocks);
     assert_eq!(read.load(Ordering::Relaxed), want);
     assert!(want * 8 < file_len, "{want} of {file_len} bytes");
     // Column 700: chunks 1 and 3, block column 2 (blocks 2, 10, ..., 58) of each.
@@ -113,8 +117,7 @@ fn thin_slices_of_a_big_file_read_only_their_blocks() {
     assert_eq!(col, pick2(&data, n, &all, &[700]));
     assert_eq!((stats.chunks_read, stats.blocks_decompressed), (2, 16));
     let blocks: Vec<usize> = (0..8).map(|r| r * 8 + 2).collect();
-    let want =
-        2 * per_chunk_head + block_bytes(&chunks[1], &blocks) + block_bytes(&chunks[3], &blocks);
+    let want = 2 * per_chunk_head + blocksize(&chunks[1], &blocks) + blocksize(&chunks[3], &blocks);
     assert_eq!(read.load(Ordering::Relaxed), want);
     // One item: one block of one chunk.
     read.store(0, Ordering::Relaxed);
@@ -122,7 +125,7 @@ fn thin_slices_of_a_big_file_read_only_their_blocks() {
     arr.get_slice(&[Slice::index(1000), Slice::index(3)], &mut item)
         .unwrap();
     assert_eq!(item[..], pick2(&data, n, &[1000], &[3])[..]);
-    let want = per_chunk_head + block_bytes(&chunks[2], &[7 * 8]);
+    let want = per_chunk_head + blocksize(&chunks[2], &[7 * 8]);
     assert_eq!(read.load(Ordering::Relaxed), want);
     // The whole array reads every chunk once, whole.
     read.store(0, Ordering::Relaxed);
@@ -144,10 +147,10 @@ fn files_and_directories_keep_writes_and_resizes() {
             Location::File(p) | Location::Dir(p) => p.clone(),
             Location::Memory => unreachable!(),
         };
-        let params = ArrayParams::with_dtype(&[r as i64, c as i64], "<f8")
+        let params = ArrayParams::from_dtype(&[r, c], "<f8")
             .unwrap()
-            .chunkshape(&[10, 8])
-            .blockshape(&[4, 3]);
+            .with_chunkshape(&[10, 8])
+            .with_blockshape(&[4, 3]);
         let arr = NdArray::from_buffer(&params, &location, &data).unwrap();
         assert_eq!(arr.schunk().chunksize(), Some(12 * 9 * 8));
         assert_eq!(
@@ -193,15 +196,17 @@ fn files_and_directories_keep_writes_and_resizes() {
         // Read-only arrays refuse writes.
         let mut arr = arr;
         let err = arr.set_slice(&[Slice::index(0)], &[0; 17 * 8]).unwrap_err();
-        assert_eq!(
-            err.code(),
-            strata::Error::Io {
-                path: String::new(),
-                op: strata::error::IoOp::Write,
-                message: String::new()
-            }
-            .code()
+        assert!(
+            matches!(
+                err,
+                strata::Error::Io {
+                    op: strata::error::IoOp::Write,
+                    ..
+                }
+            ),
+            "{err}"
         );
+        assert_eq!(err.code(), strata::error::code::FILE_WRITE);
         // Saved as a contiguous file, through a cframe, and copied re-partitioned.
         let saved = dir.path().join("saved.b2nd");
         arr.save(&saved).unwrap();
@@ -217,9 +222,9 @@ fn files_and_directories_keep_writes_and_resizes() {
         assert_eq!(back.to_cframe().unwrap(), std::fs::read(&saved).unwrap());
         let p = arr
             .params()
-            .chunkshape(&[41, 5])
-            .blockshape(&[41, 1])
-            .overwrite(true);
+            .with_chunkshape(&[41, 5])
+            .with_blockshape(&[41, 1])
+            .with_overwrite(true);
         let copy = arr
             .copy(&p, &Location::Dir(dir.path().join("copy.b2frame")))
             .unwrap();
@@ -239,9 +244,9 @@ fn zeros_full_and_uninit_in_files_store_no_data() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("z.b2nd");
     let params = ArrayParams::new(&[300, 400], 4)
-        .chunkshape(&[100, 100])
-        .blockshape(&[50, 50])
-        .dtype("<f4");
+        .with_chunkshape(&[100, 100])
+        .with_blockshape(&[50, 50])
+        .with_dtype("<f4");
     let z = NdArray::zeros(&params, &Location::File(path.clone())).unwrap();
     assert_eq!((z.schunk().nchunks(), z.cbytes()), (12, 0));
     drop(z);
@@ -259,13 +264,13 @@ fn zeros_full_and_uninit_in_files_store_no_data() {
         .unwrap();
     assert_eq!(v, [[0; 4], 1.5f32.to_le_bytes(), [0; 4]].concat());
     let u = NdArray::uninit(
-        &params.clone().overwrite(true),
+        &params.clone().with_overwrite(true),
         &Location::File(path.clone()),
     )
     .unwrap();
     assert_eq!(u.cbytes(), 0);
     let f = NdArray::full(
-        &params.clone().overwrite(true),
+        &params.clone().with_overwrite(true),
         &Location::File(path.clone()),
         &2.0f32.to_le_bytes(),
     )
@@ -284,10 +289,10 @@ fn eight_threads_read_one_open_file() {
     let path = dir.path().join("t.b2nd");
     let shape = [120usize, 90, 40];
     let data = field(shape.iter().product());
-    let params = ArrayParams::with_dtype(&[120, 90, 40], "<f8")
+    let params = ArrayParams::from_dtype(&[120, 90, 40], "<f8")
         .unwrap()
-        .chunkshape(&[50, 50, 40])
-        .blockshape(&[10, 25, 8]);
+        .with_chunkshape(&[50, 50, 40])
+        .with_blockshape(&[10, 25, 8]);
     NdArray::from_buffer(&params, &Location::File(path.clone()), &data)
         .unwrap()
         .close()
@@ -331,9 +336,9 @@ fn eight_threads_read_one_open_file() {
 fn legacy_caterva_metalayer_and_extra_metalayers() {
     let data: Vec<u8> = (0..60u8).collect();
     let p = ArrayParams::new(&[6, 10], 1)
-        .chunkshape(&[4, 4])
-        .blockshape(&[2, 2])
-        .metalayer("extra", &[0x93, 1, 2, 3]);
+        .with_chunkshape(&[4, 4])
+        .with_blockshape(&[2, 2])
+        .with_metalayer("extra", &[0x93, 1, 2, 3]);
     let arr = NdArray::from_buffer(&p, &Location::Memory, &data).unwrap();
     assert_eq!(arr.schunk().meta_names(), ["b2nd", "extra"]);
     assert_eq!(arr.dtype(), Some("|S1"));
@@ -367,7 +372,7 @@ fn legacy_caterva_metalayer_and_extra_metalayers() {
         }
         .code()
     );
-    let p = ArrayParams::new(&[3], 1).metalayer("b2nd", &[]);
+    let p = ArrayParams::new(&[3], 1).with_metalayer("b2nd", &[]);
     assert_eq!(
         NdArray::zeros(&p, &Location::Memory).unwrap_err().code(),
         -12
@@ -383,7 +388,7 @@ fn dtypes_fix_the_typesize() {
         ("<U5", 20),
         ("[('a', '<i4'), ('b', '<f8')]", 12),
     ] {
-        let p = ArrayParams::with_dtype(&[7, 3], dtype).unwrap();
+        let p = ArrayParams::from_dtype(&[7, 3], dtype).unwrap();
         assert_eq!(p.cparams.typesize, ts);
         let data: Vec<u8> = (0..21 * ts).map(|i| (i * 7) as u8).collect();
         let arr = NdArray::from_buffer(&p, &Location::Memory, &data).unwrap();
@@ -391,16 +396,16 @@ fn dtypes_fix_the_typesize() {
         assert_eq!((back.dtype(), back.typesize()), (Some(dtype), ts));
         assert_eq!(back.to_vec().unwrap(), data);
     }
-    let p = ArrayParams::new(&[4], 4).dtype("<f8");
+    let p = ArrayParams::new(&[4], 4).with_dtype("<f8");
     assert_eq!(
         NdArray::zeros(&p, &Location::Memory).unwrap_err().code(),
         -12
     );
-    assert!(ArrayParams::with_dtype(&[4], "|O8").is_err());
+    assert!(ArrayParams::from_dtype(&[4], "|O8").is_err());
     // threads per read come from the dparams
-    let p = ArrayParams::with_dtype(&[4], "<i2")
+    let p = ArrayParams::from_dtype(&[4], "<i2")
         .unwrap()
-        .dparams(&DParams {
+        .with_dparams(&DParams {
             nthreads: 2,
             ..DParams::default()
         });
@@ -441,4 +446,46 @@ fn special_chunks_with_another_blocksize_read_by_blocks() {
         .unwrap();
     assert_eq!((stats.chunks_read, stats.blocks_decompressed), (1, 2));
     assert_eq!(out, vec![0; 30 * 8]);
+}
+
+#[test]
+fn dtypes_numpy_refuses_are_not_written_but_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.b2nd");
+    let location = Location::File(path.clone());
+    let data = field(40);
+    // Writing: only what NumPy's np.dtype accepts, so that python-blosc2 opens the file.
+    let params = ArrayParams::new(&[40], 8).with_dtype("<f99");
+    let e = NdArray::from_buffer(&params, &location, &data).unwrap_err();
+    assert_eq!(e.code(), -12);
+    assert_eq!(
+        e.to_string(),
+        "invalid parameter: dtype \"<f99\": NumPy has no 'f' of \"99\" bytes (only 2, 4, 8, 16)"
+    );
+    assert!(!path.exists());
+    assert_eq!(
+        ArrayParams::from_dtype(&[40], "|S0")
+            .unwrap_err()
+            .to_string(),
+        "invalid parameter: dtype \"|S0\": \"0\" is not a positive count"
+    );
+    // Reading: a file another writer gave such a dtype ("!f8", same length as "<f8") opens.
+    let params = ArrayParams::from_dtype(&[40], "<f8").unwrap();
+    NdArray::from_buffer(&params, &location, &data)
+        .and_then(NdArray::close)
+        .unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at: Vec<usize> = (0..bytes.len() - 3)
+        .filter(|&i| &bytes[i..i + 3] == b"<f8")
+        .collect();
+    assert_eq!(
+        at.len(),
+        1,
+        "the dtype is stored once, in the b2nd metalayer"
+    );
+    bytes[at[0]] = b'!';
+    std::fs::write(&path, &bytes).unwrap();
+    let arr = NdArray::open(&path, OpenMode::Read).unwrap();
+    assert_eq!((arr.dtype(), arr.typesize()), (Some("!f8"), 8));
+    assert_eq!(arr.get_slice_vec(&[Slice::FULL]).unwrap().0, data);
 }

@@ -12,22 +12,30 @@ use strata::chunk::CParams;
 use strata::format::b2nd::B2ndMeta;
 use strata::ndarray::{ArrayParams, ChunkSource, Location, NdArray, Slice};
 use strata::schunk::{SChunk, SChunkOptions};
+use strata::{CodecId, FilterId};
 
 struct Case {
     name: &'static str,
-    shape: &'static [i64],
-    chunks: &'static [i32],
-    blocks: &'static [i32],
+    shape: &'static [usize],
+    chunks: &'static [usize],
+    blocks: &'static [usize],
     dtype: &'static str,
     typesize: usize,
-    codec: u8,
+    codec: CodecId,
     clevel: u8,
-    filters: [u8; 6],
+    filters: [FilterId; 6],
     filters_meta: [u8; 6],
     source: &'static str,
 }
 
-const SHUFFLE: [u8; 6] = [0, 0, 0, 0, 0, 1];
+const SHUFFLE: [FilterId; 6] = [
+    FilterId::NOFILTER,
+    FilterId::NOFILTER,
+    FilterId::NOFILTER,
+    FilterId::NOFILTER,
+    FilterId::NOFILTER,
+    FilterId::SHUFFLE,
+];
 
 fn cases() -> Vec<Case> {
     let base = Case {
@@ -37,7 +45,7 @@ fn cases() -> Vec<Case> {
         blocks: &[],
         dtype: "",
         typesize: 0,
-        codec: 5,
+        codec: CodecId::ZSTD,
         clevel: 5,
         filters: SHUFFLE,
         filters_meta: [0; 6],
@@ -70,8 +78,8 @@ fn cases() -> Vec<Case> {
             blocks: &[5, 16, 25],
             dtype: "<f4",
             typesize: 4,
-            codec: 1,
-            filters: [0, 0, 0, 0, 0, 2],
+            codec: CodecId::LZ4,
+            filters: [0, 0, 0, 0, 0, 2].map(FilterId),
             source: "levitus",
             ..base
         },
@@ -82,8 +90,8 @@ fn cases() -> Vec<Case> {
             blocks: &[2, 2, 2, 3],
             dtype: "<u8",
             typesize: 8,
-            codec: 1,
-            filters: [0, 0, 0, 0, 3, 1],
+            codec: CodecId::LZ4,
+            filters: [0, 0, 0, 0, 3, 1].map(FilterId),
             ..base
         },
         Case {
@@ -93,7 +101,7 @@ fn cases() -> Vec<Case> {
             blocks: &[3, 2],
             dtype: "|V300",
             typesize: 300,
-            codec: 0,
+            codec: CodecId::BLOSCLZ,
             ..base
         },
         Case {
@@ -114,9 +122,9 @@ fn cases() -> Vec<Case> {
             blocks: &[64],
             dtype: "<i4",
             typesize: 4,
-            codec: 4,
+            codec: CodecId::ZLIB,
             clevel: 9,
-            filters: [1, 35, 0, 0, 0, 0],
+            filters: [1, 35, 0, 0, 0, 0].map(FilterId),
             filters_meta: [0, 4, 0, 0, 0, 0],
             ..base
         },
@@ -127,7 +135,7 @@ fn cases() -> Vec<Case> {
             blocks: &[5, 4],
             dtype: "<u2",
             typesize: 2,
-            codec: 0,
+            codec: CodecId::BLOSCLZ,
             clevel: 0,
             ..base
         },
@@ -156,9 +164,9 @@ fn to_json(cases: &[Case]) -> String {
                 json_list(c.chunks),
                 json_list(c.blocks),
                 c.dtype,
-                c.codec,
+                c.codec.0,
                 c.clevel,
-                json_list(&c.filters),
+                json_list(&c.filters.map(u8::from)),
                 json_list(&c.filters_meta),
                 c.source
             )
@@ -209,23 +217,21 @@ fn params(c: &Case) -> ArrayParams {
         ..CParams::default()
     };
     ArrayParams::new(c.shape, c.typesize)
-        .chunkshape(c.chunks)
-        .blockshape(c.blocks)
-        .dtype(c.dtype)
-        .cparams(&cparams)
+        .with_chunkshape(c.chunks)
+        .with_blockshape(c.blocks)
+        .with_dtype(c.dtype)
+        .with_cparams(&cparams)
 }
 
 #[test]
 fn chunks_are_cblosc2_chunks_both_ways() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let python = root.join(".venv/bin/python");
-    if !python.exists() {
-        eprintln!(
-            "SKIPPED: {} is missing; run scripts/setup-venv.sh for the python-blosc2 checks",
-            python.display()
-        );
-        return;
-    }
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/setup-venv.sh (the pinned python-blosc2 these checks need)",
+        python.display()
+    );
     for grid in ["data/etopo5_rose.npy", "data/levitus_temp.npy"] {
         assert!(
             root.join(grid).exists(),
@@ -282,9 +288,9 @@ fn chunks_are_cblosc2_chunks_both_ways() {
         );
         // Strata reads C-Blosc2's chunks, whole and sliced.
         let meta = B2ndMeta::new(
-            c.shape.to_vec(),
-            c.chunks.to_vec(),
-            c.blocks.to_vec(),
+            c.shape.iter().map(|&n| n as i64).collect(),
+            c.chunks.iter().map(|&n| n as i32).collect(),
+            c.blocks.iter().map(|&n| n as i32).collect(),
             c.dtype,
         )
         .unwrap();
@@ -306,7 +312,7 @@ fn chunks_are_cblosc2_chunks_both_ways() {
         let slices: Vec<Slice> = c
             .shape
             .iter()
-            .map(|&n| Slice::range(n / 3, n - n / 4).step_by(-2))
+            .map(|&n| Slice::range((n / 3) as i64, (n - n / 4) as i64).step_by(-2))
             .collect();
         assert_eq!(
             peer.get_slice_vec(&slices).unwrap(),
@@ -321,7 +327,7 @@ fn chunks_are_cblosc2_chunks_both_ways() {
 }
 
 /// The float32 grid of a `.npy` file (version 1 or 2, `<f4`, C order): data and shape.
-fn load_npy_f4(path: &Path) -> (Vec<u8>, Vec<i64>) {
+fn load_npy_f4(path: &Path) -> (Vec<u8>, Vec<usize>) {
     let raw = std::fs::read(path).unwrap();
     assert_eq!(&raw[..6], b"\x93NUMPY");
     let (len, at) = if raw[6] == 1 {
@@ -354,7 +360,7 @@ fn slice_timings_side_by_side() {
     let python = root.join(".venv/bin/python");
     let (grid, shape) = load_npy_f4(&root.join("data/etopo5_rose.npy"));
     let (runs, nthreads) = (7, 2);
-    let configs: [(&str, &[i32], &[i32]); 2] = [
+    let configs: [(&str, &[usize], &[usize]); 2] = [
         ("python-blosc2 defaults", &[2161, 4320], &[11, 4320]),
         ("Strata defaults", &[2161, 4320], &[361, 360]),
     ];
@@ -401,10 +407,10 @@ fn slice_timings_side_by_side() {
     println!("|---|---|---|---|---|");
     for (name, chunks, blocks) in configs {
         let p = ArrayParams::new(&shape, 4)
-            .chunkshape(chunks)
-            .blockshape(blocks)
-            .cparams(&CParams {
-                codec: 5,
+            .with_chunkshape(chunks)
+            .with_blockshape(blocks)
+            .with_cparams(&CParams {
+                codec: CodecId::ZSTD,
                 clevel: 5,
                 ..CParams::default()
             });

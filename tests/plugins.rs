@@ -3,15 +3,17 @@
 //! (C descriptors registered in-process: c-examples/register_plugin.c, run by tests/ffi_c.rs.)
 
 use std::sync::Arc;
+use strata::block::BlockContext;
 use strata::chunk::{
     compress_ctx, decompress_vec_ctx, getitem_ctx, max_compressed_len, CParams, Context, DParams,
 };
-use strata::codecs::{Codec, CodecCtx};
-use strata::filters::{Filter, FilterCtx};
+use strata::codecs::Codec;
+use strata::filters::Filter;
 use strata::format::b2nd::B2ndMeta;
 use strata::registry::{Origin, PluginKind, Registry};
 use strata::scheduler::Runtime;
 use strata::Result;
+use strata::{CodecId, FilterId};
 
 /// Stores the block reversed without its last 16 bytes (restored as zeros); panics when the
 /// meta byte is 0xEE (compressing) or 0xEF (decompressing).
@@ -21,13 +23,13 @@ struct Reverse {
 }
 
 impl Codec for Reverse {
-    fn id(&self) -> u8 {
-        self.id
+    fn id(&self) -> CodecId {
+        CodecId(self.id)
     }
     fn name(&self) -> &str {
         self.name
     }
-    fn compress(&self, src: &[u8], dst: &mut [u8], ctx: &CodecCtx<'_>) -> Result<usize> {
+    fn compress(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<usize> {
         assert!(ctx.meta != 0xEE, "meta 0xEE makes this codec panic");
         if let Some(nd) = ctx.nd {
             // The N-d context reaches the codec: the block is one blockshape of items.
@@ -44,7 +46,7 @@ impl Codec for Reverse {
         }
         Ok(n)
     }
-    fn decompress(&self, src: &[u8], dst: &mut [u8], ctx: &CodecCtx<'_>) -> Result<usize> {
+    fn decompress(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<usize> {
         assert!(ctx.meta != 0xEF, "meta 0xEF makes decompression panic");
         for (d, s) in dst.iter_mut().zip(src.iter().rev()) {
             *d = *s;
@@ -58,20 +60,20 @@ impl Codec for Reverse {
 struct AddMeta;
 
 impl Filter for AddMeta {
-    fn id(&self) -> u8 {
-        170
+    fn id(&self) -> FilterId {
+        FilterId(170)
     }
     fn name(&self) -> &str {
         "add_meta"
     }
-    fn forward(&self, src: &[u8], dst: &mut [u8], ctx: &FilterCtx<'_>) -> Result<()> {
+    fn forward(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<()> {
         assert!(ctx.meta != 0xEE, "filter panic");
         for (d, s) in dst.iter_mut().zip(src) {
             *d = s.wrapping_add(ctx.meta);
         }
         Ok(())
     }
-    fn backward(&self, src: &[u8], dst: &mut [u8], ctx: &FilterCtx<'_>) -> Result<()> {
+    fn backward(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<()> {
         for (d, s) in dst.iter_mut().zip(src) {
             *d = s.wrapping_sub(ctx.meta);
         }
@@ -79,14 +81,11 @@ impl Filter for AddMeta {
     }
 }
 
-fn ctx(reg: &Registry) -> Context<'_> {
-    Context {
-        registry: reg,
-        runtime: Runtime::global(),
-    }
+fn ctx(reg: &Arc<Registry>) -> Context {
+    Context::new(Arc::clone(reg), Runtime::global())
 }
 
-fn compress(reg: &Registry, cparams: &CParams, data: &[u8]) -> Result<Vec<u8>> {
+fn compress(reg: &Arc<Registry>, cparams: &CParams, data: &[u8]) -> Result<Vec<u8>> {
     let mut out = vec![0u8; max_compressed_len(data.len())];
     let n = compress_ctx(&ctx(reg), cparams, data, &mut out)?;
     out.truncate(n);
@@ -99,7 +98,7 @@ fn data() -> Vec<u8> {
 
 #[test]
 fn a_rust_codec_and_filter_register_and_run_in_the_pipeline() {
-    let reg = Registry::with_builtins();
+    let reg = Arc::new(Registry::with_builtins());
     reg.register_codec(Arc::new(Reverse {
         id: 180,
         name: "reverse",
@@ -107,10 +106,10 @@ fn a_rust_codec_and_filter_register_and_run_in_the_pipeline() {
     .unwrap();
     reg.register_filter(Arc::new(AddMeta)).unwrap();
     let cparams = CParams {
-        codec: 180,
+        codec: CodecId(180),
         typesize: 1,
         blocksize: 1024,
-        filters: [170, 0, 0, 0, 0, 0],
+        filters: [170, 0, 0, 0, 0, 0].map(FilterId),
         filters_meta: [3, 0, 0, 0, 0, 0],
         nthreads: 1,
         ..CParams::default()
@@ -148,7 +147,7 @@ fn a_rust_codec_and_filter_register_and_run_in_the_pipeline() {
 
 #[test]
 fn ids_and_names_follow_the_blosc2_rules() {
-    let reg = Registry::with_builtins();
+    let reg = Arc::new(Registry::with_builtins());
     let bad = |id, name| {
         reg.register_codec(Arc::new(Reverse { id, name }))
             .unwrap_err()
@@ -186,7 +185,7 @@ fn ids_and_names_follow_the_blosc2_rules() {
 
 #[test]
 fn a_panicking_rust_plugin_gives_an_error_code_not_an_abort() {
-    let reg = Registry::with_builtins();
+    let reg = Arc::new(Registry::with_builtins());
     reg.register_codec(Arc::new(Reverse {
         id: 181,
         name: "reverse",
@@ -194,9 +193,9 @@ fn a_panicking_rust_plugin_gives_an_error_code_not_an_abort() {
     .unwrap();
     reg.register_filter(Arc::new(AddMeta)).unwrap();
     let base = CParams {
-        codec: 181,
+        codec: CodecId(181),
         typesize: 1,
-        filters: [0; 6],
+        filters: [FilterId::NOFILTER; 6],
         nthreads: 1,
         ..CParams::default()
     };
@@ -208,7 +207,7 @@ fn a_panicking_rust_plugin_gives_an_error_code_not_an_abort() {
     assert_eq!(err, strata::Error::PluginPanic { id: 181 });
     assert_eq!(err.code(), -1000);
     let filter_panics = CParams {
-        filters: [170, 0, 0, 0, 0, 0],
+        filters: [170, 0, 0, 0, 0, 0].map(FilterId),
         filters_meta: [0xEE, 0, 0, 0, 0, 0],
         ..base.clone()
     };
@@ -240,38 +239,40 @@ fn the_nd_context_reaches_codecs_through_cparams_and_dparams() {
     /// Fails unless it is given the N-d context it expects.
     struct NeedsNd;
     impl Codec for NeedsNd {
-        fn id(&self) -> u8 {
-            190
+        fn id(&self) -> CodecId {
+            CodecId(190)
         }
         fn name(&self) -> &str {
             "needs_nd"
         }
-        fn compress(&self, src: &[u8], dst: &mut [u8], ctx: &CodecCtx<'_>) -> Result<usize> {
-            let nd = ctx
-                .nd
-                .ok_or_else(|| strata::Error::CodecParam("no nd".into()))?;
+        fn compress(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<usize> {
+            let nd = ctx.nd.ok_or_else(|| strata::Error::CodecParam {
+                id: 190,
+                message: "no nd".into(),
+            })?;
             assert_eq!(nd.blockshape, [8, 16]);
             dst[..src.len() / 2].copy_from_slice(&src[..src.len() / 2]);
             Ok(src.len() / 2)
         }
-        fn decompress(&self, src: &[u8], dst: &mut [u8], ctx: &CodecCtx<'_>) -> Result<usize> {
-            let nd = ctx
-                .nd
-                .ok_or_else(|| strata::Error::CodecParam("no nd".into()))?;
+        fn decompress(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<usize> {
+            let nd = ctx.nd.ok_or_else(|| strata::Error::CodecParam {
+                id: 190,
+                message: "no nd".into(),
+            })?;
             assert_eq!(nd.shape, [20, 40]);
             dst[..src.len()].copy_from_slice(src);
             dst[src.len()..].copy_from_slice(src);
             Ok(dst.len())
         }
     }
-    let reg = Registry::with_builtins();
+    let reg = Arc::new(Registry::with_builtins());
     reg.register_codec(Arc::new(NeedsNd)).unwrap();
     let meta = Arc::new(B2ndMeta::new(vec![20, 40], vec![16, 32], vec![8, 16], "|u1").unwrap());
     let cparams = CParams {
-        codec: 190,
+        codec: CodecId(190),
         typesize: 1,
         blocksize: 128,
-        filters: [0; 6],
+        filters: [FilterId::NOFILTER; 6],
         nthreads: 1,
         ..CParams::default()
     };
@@ -318,6 +319,10 @@ fn the_c_header_plugin_macros_match_the_abi_crate() {
     );
     assert_eq!(define("STRATA_PLUGIN_CODEC"), api::KIND_CODEC.to_string());
     assert_eq!(define("STRATA_PLUGIN_FILTER"), api::KIND_FILTER.to_string());
+    assert_eq!(
+        define("STRATA_PLUGIN_CODEC_NEEDS_ND"),
+        api::CODEC_NEEDS_ND.to_string()
+    );
     assert_eq!(
         define("STRATA_PLUGIN_ENTRY"),
         format!("\"{}\"", api::ENTRY_SYMBOL)

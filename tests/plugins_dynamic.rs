@@ -10,6 +10,7 @@ use strata::chunk::{
 };
 use strata::registry::{Origin, PluginKind, Registry};
 use strata::scheduler::Runtime;
+use strata::{CodecId, FilterId};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -49,10 +50,10 @@ fn build(dir: &Path, stem: &str, defines: &[&str]) -> PathBuf {
     out
 }
 
-fn registry(dirs: &[&Path]) -> Registry {
+fn registry(dirs: &[&Path]) -> Arc<Registry> {
     let r = Registry::with_builtins();
     r.set_plugin_dirs(Some(dirs.iter().map(|d| d.to_path_buf()).collect()));
-    r
+    Arc::new(r)
 }
 
 /// Runs of bytes: what the test codec compresses.
@@ -62,30 +63,24 @@ fn runs() -> Vec<u8> {
 
 fn cparams(codec: u8) -> CParams {
     CParams {
-        codec,
+        codec: CodecId(codec),
         typesize: 1,
-        filters: [0; 6],
+        filters: [FilterId::NOFILTER; 6],
         nthreads: 1,
         ..CParams::default()
     }
 }
 
-fn compress_with(reg: &Registry, cparams: &CParams, data: &[u8]) -> strata::Result<Vec<u8>> {
-    let ctx = Context {
-        registry: reg,
-        runtime: Runtime::global(),
-    };
+fn compress_with(reg: &Arc<Registry>, cparams: &CParams, data: &[u8]) -> strata::Result<Vec<u8>> {
+    let ctx = Context::new(Arc::clone(reg), Runtime::global());
     let mut out = vec![0u8; max_compressed_len(data.len())];
     let n = compress_ctx(&ctx, cparams, data, &mut out)?;
     out.truncate(n);
     Ok(out)
 }
 
-fn decompress_with(reg: &Registry, chunk: &[u8]) -> strata::Result<Vec<u8>> {
-    let ctx = Context {
-        registry: reg,
-        runtime: Runtime::global(),
-    };
+fn decompress_with(reg: &Arc<Registry>, chunk: &[u8]) -> strata::Result<Vec<u8>> {
+    let ctx = Context::new(Arc::clone(reg), Runtime::global());
     decompress_vec_ctx(&ctx, &DParams::default(), chunk)
 }
 
@@ -118,7 +113,7 @@ fn unknown_ids_name_the_id_and_every_directory_searched() {
     let a = tempdir("unknown-a");
     let missing = a.join("does-not-exist");
     let reg = registry(&[&a, &missing]);
-    let err = reg.codec(201).err().unwrap();
+    let err = reg.codec(CodecId(201)).err().unwrap();
     assert_eq!(err.code(), -7);
     let msg = err.to_string();
     assert!(msg.contains("201"), "{msg}");
@@ -127,18 +122,18 @@ fn unknown_ids_name_the_id_and_every_directory_searched() {
         msg.contains(&format!("{} (missing)", missing.display())),
         "{msg}"
     );
-    let err = reg.filter(201).err().unwrap();
+    let err = reg.filter(FilterId(201)).err().unwrap();
     assert_eq!(err.code(), -18);
     assert!(err.to_string().contains("unknown filter ID 201"), "{err}");
     // Blosc built-in IDs are not searched for.
     assert_eq!(
-        reg.codec(3).err().unwrap(),
+        reg.codec(CodecId(3)).err().unwrap(),
         strata::Error::UnknownCodec { id: 3 }
     );
     // An empty search path says so.
     let none = registry(&[]);
     assert!(none
-        .codec(201)
+        .codec(CodecId(201))
         .err()
         .unwrap()
         .to_string()
@@ -154,8 +149,8 @@ fn plugins_are_found_by_name_too() {
         &["TEST_ID=202", "TEST_NAME=\"named_rle\""],
     );
     let reg = registry(&[&dir]);
-    assert_eq!(reg.codec_by_name("named_rle").unwrap().id(), 202);
-    assert_eq!(reg.codec(202).unwrap().name(), "named_rle");
+    assert_eq!(reg.codec_by_name("named_rle").unwrap().id(), CodecId(202));
+    assert_eq!(reg.codec(CodecId(202)).unwrap().name(), "named_rle");
     assert!(reg.codec_by_name("nothing_here").is_err());
 }
 
@@ -166,7 +161,7 @@ fn assert_rejected(stem: &str, defines: &[&str], id: u8, reason: &str) {
     let lib = build(&dir, stem, defines);
     let reg = registry(&[&dir]);
     let before = reg.list();
-    let err = reg.codec(id).err().unwrap();
+    let err = reg.codec(CodecId(id)).err().unwrap();
     assert_eq!(err.code(), -7, "{err}");
     assert!(err.to_string().contains(reason), "{stem}: {err}");
     let err = reg.load_plugin(&lib).unwrap_err();
@@ -232,7 +227,7 @@ fn a_file_that_is_not_a_library_is_rejected() {
     let junk = dir.join(format!("libjunk.{}", std::env::consts::DLL_EXTENSION));
     std::fs::write(&junk, b"this is not an ELF file").unwrap();
     let reg = registry(&[&dir]);
-    let err = reg.codec(200).err().unwrap();
+    let err = reg.codec(CodecId(200)).err().unwrap();
     assert!(err.to_string().contains("cannot be loaded"), "{err}");
     let err = reg.load_plugin(&junk).unwrap_err();
     assert_eq!(err.code(), -1002);
@@ -243,12 +238,32 @@ fn a_file_that_is_not_a_library_is_rejected() {
 }
 
 #[test]
+fn a_library_with_an_undefined_symbol_is_refused_when_opened() {
+    // Bound lazily, it loaded and its first encode ended the process ("symbol lookup error",
+    // status 127); bound at once, opening it fails with the linker's message.
+    let reason = "undefined symbol: strata_test_undefined_function";
+    assert_rejected("strata_undefined", &["UNDEFINED_SYMBOL"], 200, reason);
+    let dir = tempdir("undefined-beside");
+    build(&dir, "strata_a_undefined", &["UNDEFINED_SYMBOL"]);
+    let reg = registry(&[&dir]);
+    let err = compress_with(&reg, &cparams(200), &runs()).unwrap_err();
+    assert_eq!(err.code(), -7, "{err}");
+    assert!(err.to_string().contains(reason), "{err}");
+    // The process goes on: a good library put beside it later is found and works.
+    build(&dir, "strata_b_good", &[]);
+    let reg = registry(&[&dir]);
+    let data = runs();
+    let chunk = compress_with(&reg, &cparams(200), &data).unwrap();
+    assert_eq!(decompress_with(&reg, &chunk).unwrap(), data);
+}
+
+#[test]
 fn a_good_library_beside_a_bad_one_is_still_found() {
     let dir = tempdir("mixed");
     build(&dir, "strata_a_bad", &["TEST_ABI=2"]);
     build(&dir, "strata_b_good", &[]);
     let reg = registry(&[&dir]);
-    assert_eq!(reg.codec(200).unwrap().name(), "test_rle");
+    assert_eq!(reg.codec(CodecId(200)).unwrap().name(), "test_rle");
 }
 
 #[test]
@@ -296,13 +311,13 @@ fn a_plugin_filter_runs_in_the_pipeline() {
     let reg = registry(&[&dir]);
     let data = runs();
     let params = CParams {
-        filters: [210, 0, 0, 0, 0, 0],
+        filters: [210, 0, 0, 0, 0, 0].map(FilterId),
         ..cparams(5)
     };
     let chunk = compress_with(&reg, &params, &data).unwrap();
     assert_eq!(chunk[16], 210);
     assert_eq!(decompress_with(&reg, &chunk).unwrap(), data);
-    assert_eq!(reg.filter_by_name("copy").unwrap().id(), 210);
+    assert_eq!(reg.filter_by_name("copy").unwrap().id(), FilterId(210));
 }
 
 #[test]
@@ -357,7 +372,7 @@ fn explicit_loading_registers_everything_and_is_idempotent() {
     );
     let err = reg.load_plugin(&other).unwrap_err();
     assert!(err.to_string().contains("already taken"), "{err}");
-    assert_eq!(reg.codec(204).unwrap().name(), "test_rle");
+    assert_eq!(reg.codec(CodecId(204)).unwrap().name(), "test_rle");
 }
 
 #[test]
@@ -380,7 +395,7 @@ fn a_refused_library_is_not_reopened_until_it_changes() {
     build(&dir, "strata_changes", &[&define, "TEST_ABI=9"]);
     let reg = registry(&[&dir]);
     for _ in 0..3 {
-        let err = reg.codec(200).err().unwrap();
+        let err = reg.codec(CodecId(200)).err().unwrap();
         assert!(err.to_string().contains("ABI version 9"), "{err}");
     }
     assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 1);
@@ -391,5 +406,5 @@ fn a_refused_library_is_not_reopened_until_it_changes() {
         "strata_changes",
         &[&define, "TEST_ID=200", "TEST_NAME=\"fixed_rle\""],
     );
-    assert_eq!(reg.codec(200).unwrap().name(), "fixed_rle");
+    assert_eq!(reg.codec(CodecId(200)).unwrap().name(), "fixed_rle");
 }

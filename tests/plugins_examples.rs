@@ -4,11 +4,13 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 use strata::chunk::{
     compress_ctx, decompress_vec_ctx, max_compressed_len, CParams, Context, DParams,
 };
 use strata::registry::{Origin, Registry};
 use strata::scheduler::Runtime;
+use strata::{CodecId, FilterId};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -66,37 +68,31 @@ fn plugin_dir() -> PathBuf {
     dir
 }
 
-fn compress(r: &Registry, p: &CParams, src: &[u8]) -> Vec<u8> {
-    let ctx = Context {
-        registry: r,
-        runtime: Runtime::global(),
-    };
+fn compress(r: &Arc<Registry>, p: &CParams, src: &[u8]) -> Vec<u8> {
+    let ctx = Context::new(Arc::clone(r), Runtime::global());
     let mut out = vec![0u8; max_compressed_len(src.len())];
     let n = compress_ctx(&ctx, p, src, &mut out).unwrap();
     out.truncate(n);
     out
 }
 
-fn decompress(r: &Registry, chunk: &[u8]) -> Vec<u8> {
-    let ctx = Context {
-        registry: r,
-        runtime: Runtime::global(),
-    };
+fn decompress(r: &Arc<Registry>, chunk: &[u8]) -> Vec<u8> {
+    let ctx = Context::new(Arc::clone(r), Runtime::global());
     decompress_vec_ctx(&ctx, &DParams::default(), chunk).unwrap()
 }
 
 #[test]
 fn the_c_codec_and_the_rust_filter_load_from_a_plugin_directory() {
     let dir = plugin_dir();
-    let r = Registry::with_builtins();
+    let r = Arc::new(Registry::with_builtins());
     r.set_plugin_dirs(Some(vec![dir.clone()]));
 
     // The C codec, by ID: a byte run-length coder.
     let runs: Vec<u8> = (0..100_000u32).map(|i| (i / 1000) as u8).collect();
     let p = CParams {
-        codec: 244,
+        codec: CodecId(244),
         typesize: 1,
-        filters: [0; 6],
+        filters: [FilterId::NOFILTER; 6],
         ..CParams::default()
     };
     let chunk = compress(&r, &p, &runs);
@@ -109,15 +105,22 @@ fn the_c_codec_and_the_rust_filter_load_from_a_plugin_directory() {
         .flat_map(u64::to_le_bytes)
         .collect();
     let int_delta = r.filter_by_name("int_delta").unwrap().id();
-    assert_eq!(int_delta, 161);
+    assert_eq!(int_delta, FilterId(161));
     let with = CParams {
-        codec: 5,
+        codec: CodecId::ZSTD,
         typesize: 8,
-        filters: [int_delta, 1, 0, 0, 0, 0],
+        filters: [
+            int_delta,
+            FilterId::SHUFFLE,
+            FilterId::NOFILTER,
+            FilterId::NOFILTER,
+            FilterId::NOFILTER,
+            FilterId::NOFILTER,
+        ],
         ..CParams::default()
     };
     let without = CParams {
-        filters: [0, 1, 0, 0, 0, 0],
+        filters: [0, 1, 0, 0, 0, 0].map(FilterId),
         ..with.clone()
     };
     let (a, b) = (compress(&r, &with, &times), compress(&r, &without, &times));
@@ -148,10 +151,7 @@ fn the_c_codec_and_the_rust_filter_load_from_a_plugin_directory() {
         typesize: 3,
         ..with
     };
-    let ctx = Context {
-        registry: &r,
-        runtime: Runtime::global(),
-    };
+    let ctx = Context::new(Arc::clone(&r), Runtime::global());
     let mut out = vec![0u8; max_compressed_len(300)];
     let err = compress_ctx(&ctx, &bad, &times[..300], &mut out).unwrap_err();
     assert_eq!(err.code(), -18);

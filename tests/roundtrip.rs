@@ -3,8 +3,15 @@
 
 use proptest::prelude::*;
 use strata::chunk::{compress_vec, decompress, decompress_vec, getitem, CParams, SplitMode};
+use strata::{CodecId, FilterId};
 
-const CODECS: [u8; 5] = [0, 1, 2, 4, 5];
+const CODECS: [CodecId; 5] = [
+    CodecId::BLOSCLZ,
+    CodecId::LZ4,
+    CodecId::LZ4HC,
+    CodecId::ZLIB,
+    CodecId::ZSTD,
+];
 const SPLITS: [SplitMode; 4] = [
     SplitMode::Always,
     SplitMode::Never,
@@ -14,16 +21,17 @@ const SPLITS: [SplitMode; 4] = [
 const TYPESIZES: [usize; 8] = [1, 2, 3, 4, 8, 16, 200, 300];
 
 /// Filter pipelines as (filters, filters_meta), lossless ones only.
-fn pipelines() -> Vec<([u8; 6], [u8; 6])> {
+fn pipelines() -> Vec<([FilterId; 6], [u8; 6])> {
+    let f = |ids: [u8; 6]| ids.map(FilterId);
     vec![
-        ([0; 6], [0; 6]),
-        ([0, 0, 0, 0, 0, 1], [0; 6]),
-        ([0, 0, 0, 0, 0, 2], [0; 6]),
-        ([3, 1, 0, 0, 0, 0], [0; 6]),
-        ([0, 0, 0, 0, 3, 2], [0; 6]),
-        ([1, 35, 0, 0, 0, 0], [0; 6]),
-        ([1, 34, 0, 0, 0, 0], [0; 6]),
-        ([1, 2, 3, 0, 0, 0], [0; 6]),
+        (f([0; 6]), [0; 6]),
+        (f([0, 0, 0, 0, 0, 1]), [0; 6]),
+        (f([0, 0, 0, 0, 0, 2]), [0; 6]),
+        (f([3, 1, 0, 0, 0, 0]), [0; 6]),
+        (f([0, 0, 0, 0, 3, 2]), [0; 6]),
+        (f([1, 35, 0, 0, 0, 0]), [0; 6]),
+        (f([1, 34, 0, 0, 0, 0]), [0; 6]),
+        (f([1, 2, 3, 0, 0, 0]), [0; 6]),
     ]
 }
 
@@ -77,7 +85,7 @@ fn grid_small_sizes() {
             for &typesize in &TYPESIZES {
                 for (k, &n) in sizes.iter().enumerate() {
                     let clevel = [0u8, 1, 5, 9][(k + typesize) % 4];
-                    let splitmode = SPLITS[(k + usize::from(codec)) % 4];
+                    let splitmode = SPLITS[(k + usize::from(codec.0)) % 4];
                     let cparams = CParams {
                         codec,
                         clevel,
@@ -154,7 +162,7 @@ fn trunc_prec_zeroes_the_mantissa_bits() {
     for (meta, zeroed) in [(10u8, 13u32), ((-5i8) as u8, 5)] {
         let cparams = CParams {
             typesize: 4,
-            filters: [4, 1, 0, 0, 0, 0],
+            filters: [4, 1, 0, 0, 0, 0].map(FilterId),
             filters_meta: [meta, 0, 0, 0, 0, 0],
             ..CParams::default()
         };
@@ -168,11 +176,52 @@ fn trunc_prec_zeroes_the_mantissa_bits() {
     // trunc_prec on typesize 2 is an error naming the filter.
     let cparams = CParams {
         typesize: 2,
-        filters: [4, 0, 0, 0, 0, 0],
+        filters: [4, 0, 0, 0, 0, 0].map(FilterId),
         filters_meta: [3, 0, 0, 0, 0, 0],
         ..CParams::default()
     };
     assert_eq!(compress_vec(&cparams, &data).unwrap_err().code(), -18);
+}
+
+#[test]
+fn bytedelta_meta_zero_is_stored_as_the_typesize() {
+    // Meta 0 means "the typesize"; the chunk stores the typesize itself (header bytes 24-29),
+    // as python-blosc2 writes it, so that C-Blosc2 decodes it outside a super-chunk too. A
+    // typesize over 255 is written as 1 (the chunk is a stream of bytes).
+    let data = field(40_000, 7);
+    for (typesize, stored) in [(2, 2u8), (4, 4), (8, 8), (255, 255), (300, 1)] {
+        for (filter, clevel) in [
+            (FilterId::BYTEDELTA, 5),
+            (FilterId::BYTEDELTA_BUGGY, 5),
+            (FilterId::BYTEDELTA, 0),
+        ] {
+            let cparams = |meta| {
+                CParams::default()
+                    .with_typesize(typesize)
+                    .with_clevel(clevel)
+                    .with_filters(
+                        [
+                            FilterId::SHUFFLE,
+                            filter,
+                            FilterId::NOFILTER,
+                            FilterId::NOFILTER,
+                            FilterId::NOFILTER,
+                            FilterId::NOFILTER,
+                        ],
+                        [0, meta, 0, 0, 0, 0],
+                    )
+            };
+            let chunk = compress_vec(&cparams(0), &data).unwrap();
+            let what = format!("typesize {typesize}, filter {filter}, clevel {clevel}");
+            assert_eq!(chunk[24..30], [0, stored, 0, 0, 0, 0], "{what}");
+            assert_eq!(
+                chunk,
+                compress_vec(&cparams(stored), &data).unwrap(),
+                "{what}"
+            );
+            assert_eq!(decompress_vec(&chunk).unwrap(), data, "{what}");
+        }
+    }
 }
 
 #[test]
@@ -195,7 +244,7 @@ fn zeros_become_a_special_chunk() {
 fn zstd_dictionary_round_trip() {
     let data = field(1 << 20, 11);
     let cparams = CParams {
-        codec: 5,
+        codec: CodecId::ZSTD,
         typesize: 4,
         use_dict: true,
         blocksize: 16 * 1024,
@@ -210,7 +259,7 @@ fn zstd_dictionary_round_trip() {
     assert_eq!(&item[..], &data[400_000..400_040]);
     // A dictionary with another codec is refused.
     let bad = CParams {
-        codec: 1,
+        codec: CodecId::LZ4,
         use_dict: true,
         ..CParams::default()
     };
@@ -226,7 +275,7 @@ fn getitem_delta_blocks_other_than_zero() {
     let cparams = CParams {
         typesize: 4,
         blocksize: 4096,
-        filters: [3, 1, 0, 0, 0, 0],
+        filters: [3, 1, 0, 0, 0, 0].map(FilterId),
         ..CParams::default()
     };
     let chunk = compress_vec(&cparams, &data).unwrap();

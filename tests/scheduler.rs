@@ -100,7 +100,11 @@ fn disjoint_output_chunks_with_borrowed_input() {
     let mut some = vec![0u8; 4];
     assert!(matches!(
         rt.for_each_chunk_mut(&mut some, 0, 2, |_, _| Ok(())),
-        Err(Error::InvalidParam(_))
+        Err(Error::OutOfRange {
+            what: "chunk_len",
+            value: 0,
+            ..
+        })
     ));
 }
 
@@ -146,13 +150,21 @@ fn lowest_index_error_is_returned() {
         let result = rt.for_each_index(1000, nthreads, |i| {
             ran.fetch_add(1, Ordering::Relaxed);
             if i == 5 || i == 17 || i == 900 {
-                return Err(Error::InvalidIndex(format!("task {i}")));
+                return Err(Error::InvalidIndex {
+                    what: "task",
+                    index: i as i64,
+                    len: 1000,
+                });
             }
             Ok(())
         });
         assert_eq!(
             result,
-            Err(Error::InvalidIndex("task 5".into())),
+            Err(Error::InvalidIndex {
+                what: "task",
+                index: 5,
+                len: 1000
+            }),
             "nthreads {nthreads}"
         );
         // Cancelled: most of the 1000 tasks never ran.
@@ -197,6 +209,54 @@ fn nested_jobs_do_not_deadlock() {
     })
     .unwrap();
     assert!(cells.iter().all(|c| c.load(Ordering::Relaxed) == 1));
+}
+
+/// Spawned tasks run on the workers, to their end, nested jobs included; a panicking task
+/// leaves its worker alive; hundreds of queued tasks add no thread.
+#[test]
+fn spawned_tasks_run_on_the_workers() {
+    let rt = Arc::new(two_workers());
+    let (tx, rx) = std::sync::mpsc::channel();
+    rt.spawn(|| panic!("a task that fails"));
+    for t in 0..300u64 {
+        let (tx, pool) = (tx.clone(), Arc::clone(&rt));
+        rt.spawn(move || {
+            let on_worker = pool.current_worker().is_some();
+            let input: Vec<u64> = (0..20_000).map(|i| i * 3 + t).collect();
+            let mut out = vec![0u64; input.len()];
+            pool.for_each_chunk_mut(&mut out, 1000, 0, |i, o| {
+                for (o, x) in o.iter_mut().zip(&input[i * 1000..]) {
+                    *o = x + 1;
+                }
+                Ok(())
+            })
+            .unwrap();
+            let right = out.iter().zip(&input).all(|(o, x)| *o == x + 1);
+            tx.send((t, on_worker && right)).unwrap();
+        });
+    }
+    drop(tx);
+    let mut seen: Vec<(u64, bool)> = rx.iter().collect();
+    seen.sort_unstable();
+    assert_eq!(seen.len(), 300);
+    assert!(seen
+        .iter()
+        .enumerate()
+        .all(|(i, &(t, ok))| t == i as u64 && ok));
+}
+
+/// Without workers (workers: 0) a spawned task runs on the caller before `spawn` returns.
+#[test]
+fn spawn_without_workers_runs_inline() {
+    let rt = Runtime::new(RuntimeConfig {
+        workers: Some(0),
+        ..RuntimeConfig::default()
+    });
+    let ran = Arc::new(AtomicBool::new(false));
+    let r = Arc::clone(&ran);
+    let caller = std::thread::current().id();
+    rt.spawn(move || r.store(std::thread::current().id() == caller, Ordering::SeqCst));
+    assert!(ran.load(Ordering::SeqCst));
 }
 
 #[test]
@@ -376,6 +436,7 @@ fn task_count() -> usize {
 #[ignore = "runs only as a child process of the tests below"]
 fn child_process_entry() {
     let Ok(mode) = std::env::var("STRATA_SCHED_CHILD") else {
+        eprintln!("skipped: not started by a scheduler test (STRATA_SCHED_CHILD is not set)");
         return;
     };
     match mode.as_str() {
@@ -661,7 +722,10 @@ fn handoff_cost() {
                         &mut out[0],
                     )
                     .map(drop)
-                    .map_err(|e| Error::Data(e.to_string()))
+                    .map_err(|e| Error::Codec {
+                        id: 1,
+                        message: e.to_string(),
+                    })
                 })
                 .unwrap();
             }));
@@ -672,7 +736,10 @@ fn handoff_cost() {
                 rt.for_each_chunk_mut(&mut dbuf, 1, nthreads, |i, out| {
                     lz4::block::decompress_to_buffer(&compressed[i], Some(half as i32), &mut out[0])
                         .map(drop)
-                        .map_err(|e| Error::Data(e.to_string()))
+                        .map_err(|e| Error::Codec {
+                            id: 1,
+                            message: e.to_string(),
+                        })
                 })
                 .unwrap();
             }));

@@ -10,7 +10,8 @@ use strata::format::chunk::SpecialType;
 use strata::format::frame::ChunkLoc;
 use strata::frame::{OpenMode, SyncPolicy};
 use strata::schunk::values::{self, Value};
-use strata::schunk::{Location, SChunk, SChunkOptions};
+use strata::schunk::{Location, OpenOptions, SChunk, SChunkOptions};
+use strata::CodecId;
 
 const CS: usize = 4000;
 
@@ -146,7 +147,7 @@ fn partial_reads_read_only_the_blocks_they_need() {
         cparams: CParams {
             typesize: 8,
             blocksize: 32 * 1024,
-            codec: 5,
+            codec: CodecId::ZSTD,
             nthreads: 1,
             ..CParams::default()
         },
@@ -167,7 +168,11 @@ fn partial_reads_read_only_the_blocks_they_need() {
     assert!(chunk_cbytes > 1 << 20, "{chunk_cbytes}");
 
     let (io, read) = Counting::open(&path);
-    let s = SChunk::from_io(Box::new(io), OpenMode::Read, SyncPolicy::None).unwrap();
+    let s = SChunk::from_io(
+        Box::new(io),
+        &OpenOptions::new(OpenMode::Read).with_sync(SyncPolicy::None),
+    )
+    .unwrap();
     let before = read.load(Ordering::SeqCst);
     let mut out = vec![0u8; 1000 * 8];
     s.getitem(1, 500_000, 1000, &mut out).unwrap();
@@ -451,18 +456,24 @@ fn update_chunks_is_one_commit_with_the_bytes_of_single_updates() {
         let twice = batched
             .update_chunks(&[(0, &big), (0, &other)])
             .unwrap_err();
-        assert_eq!(
-            twice.code(),
-            strata::Error::InvalidParam(String::new()).code()
+        assert!(
+            matches!(twice, strata::Error::Duplicate { ref name, .. } if name == "0"),
+            "{twice}"
         );
+        assert_eq!(twice.code(), strata::error::code::INVALID_PARAM);
         let past = batched
             .update_chunks(&[(0, &big), (7, &other)])
             .unwrap_err();
         assert_eq!(past.code(), -33, "{past}");
         let short = batched.update_chunks(&[(1, &chunk(1, 1000))]).unwrap_err();
-        assert!(
-            short.to_string().contains("chunk 1 is not the last"),
-            "{short}"
+        assert_eq!(
+            short,
+            strata::Error::ChunkSize {
+                op: strata::error::ChunkOp::Update,
+                nchunk: 1,
+                nbytes: 1000,
+                chunksize: 4000
+            }
         );
         assert_eq!(stored_bytes(&lb, &batched), before, "{layout}");
         if let Location::File(p) | Location::Dir(p) = &lb {
@@ -579,4 +590,50 @@ fn chunks_sharing_bytes_keep_them_when_one_is_replaced() {
         .map(|e| e.metadata().unwrap().len())
         .sum();
     assert_eq!(s.cbytes(), files, "cbytes counts each file once");
+}
+
+/// `chunk_spans` is the offsets index as byte spans of the file: each stored chunk's bytes are
+/// there; special chunks and sparse frames have none.
+#[test]
+fn chunk_spans_locate_stored_chunks_in_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = SChunkOptions {
+        cparams: CParams {
+            typesize: 4,
+            ..CParams::default()
+        },
+        chunksize: 4000,
+        ..SChunkOptions::default()
+    };
+    let data: Vec<u8> = (0..3000u32).flat_map(|i| (i * 7).to_le_bytes()).collect();
+    for (loc, contiguous) in [
+        (Location::File(dir.path().join("f.b2frame")), true),
+        (Location::Dir(dir.path().join("d.b2frame")), false),
+    ] {
+        let mut s = SChunk::create(&loc, &opts).unwrap();
+        s.append_data(&data).unwrap();
+        let zeros = special_chunk(&opts.cparams, SpecialType::Zero, 4000, None).unwrap();
+        s.append_chunk(&zeros).unwrap();
+        s.close().unwrap();
+        let path = match &loc {
+            Location::File(p) | Location::Dir(p) => p.clone(),
+            Location::Memory => unreachable!(),
+        };
+        let s = SChunk::open(&path, OpenMode::Read).unwrap();
+        let spans = s.chunk_spans().unwrap();
+        assert_eq!(spans.len(), s.nchunks());
+        if contiguous {
+            let file = std::fs::read(&path).unwrap();
+            for (n, span) in spans.iter().enumerate().take(3) {
+                let (off, len) = span.unwrap();
+                assert_eq!(
+                    &file[off as usize..(off + len) as usize],
+                    &s.chunk(n).unwrap()[..]
+                );
+            }
+            assert_eq!(spans[3], None, "a special chunk has no bytes");
+        } else {
+            assert!(spans.iter().all(Option::is_none));
+        }
+    }
 }

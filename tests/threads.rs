@@ -8,6 +8,7 @@ use strata::chunk::{
 };
 use strata::registry::Registry;
 use strata::scheduler::{Runtime, RuntimeConfig};
+use strata::{CodecId, FilterId};
 
 fn field(n: usize) -> Vec<u8> {
     (0..n / 4)
@@ -16,14 +17,12 @@ fn field(n: usize) -> Vec<u8> {
         .collect()
 }
 
-fn contexts() -> Vec<Context<'static>> {
+fn contexts() -> Vec<Context> {
     [(2, true), (4, false)]
         .into_iter()
-        .map(|(workers, pin)| Context {
-            registry: Registry::global(),
-            runtime: Arc::new(Runtime::new(
-                RuntimeConfig::default().with_workers(workers).with_pin(pin),
-            )),
+        .map(|(workers, pin)| {
+            let config = RuntimeConfig::default().with_workers(workers).with_pin(pin);
+            Context::new(Registry::global(), Arc::new(Runtime::new(config)))
         })
         .collect()
 }
@@ -39,14 +38,14 @@ fn identical_bytes_for_1_2_and_n_threads() {
         [1, 35, 0, 0, 0, 0],
     ];
     for ctx in contexts() {
-        for codec in [0u8, 1, 2, 4, 5] {
+        for codec in [0u8, 1, 2, 4, 5].map(CodecId) {
             for filters in pipelines {
                 let mut reference: Option<Vec<u8>> = None;
                 for nthreads in [1usize, 2, 3, 8] {
                     let cparams = CParams {
                         codec,
                         typesize: 4,
-                        filters,
+                        filters: filters.map(FilterId),
                         nthreads,
                         blocksize: 64 * 1024,
                         ..CParams::default()
@@ -88,7 +87,7 @@ fn nthreads_changing_between_calls() {
     let ctx = &contexts()[0];
     let data = field(1 << 20);
     for round in 0..20usize {
-        ctx.runtime.set_nthreads(1 + round % 3);
+        ctx.runtime().set_nthreads(1 + round % 3);
         let cparams = CParams {
             typesize: 4,
             nthreads: 0,
@@ -112,7 +111,7 @@ fn application_threads_share_the_runtime() {
             let data = Arc::clone(&data);
             std::thread::spawn(move || {
                 let cparams = CParams {
-                    codec: [0u8, 1, 5][t % 3],
+                    codec: [CodecId::BLOSCLZ, CodecId::LZ4, CodecId::ZSTD][t % 3],
                     typesize: 4,
                     blocksize: 64 * 1024,
                     ..CParams::default()
@@ -136,7 +135,7 @@ fn buffers_bigger_than_a_chunk_split_into_parallel_chunks() {
     for ctx in contexts() {
         for nthreads in [1usize, 2, 4] {
             let cparams = CParams {
-                codec: 1,
+                codec: CodecId::LZ4,
                 typesize: 4,
                 nthreads,
                 ..CParams::default()

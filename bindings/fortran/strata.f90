@@ -46,6 +46,8 @@ module strata
   integer(c_int32_t), parameter, public :: STRATA_ERROR_PLUGIN_PANIC = -1000
   integer(c_int32_t), parameter, public :: STRATA_ERROR_PANIC = -1001
   integer(c_int32_t), parameter, public :: STRATA_ERROR_PLUGIN_LOAD = -1002
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_INTERNAL = -1003
+  integer(c_int32_t), parameter, public :: STRATA_ERROR_REMOTE = -1004
 
   ! Sync policies, open modes and special-value kinds (unsigned char in C).
   integer(c_int8_t), parameter, public :: STRATA_SYNC_NONE = 0
@@ -143,6 +145,7 @@ module strata
   public :: strata_ndarray_from_buffer, strata_ndarray_open, strata_ndarray_from_cframe, strata_ndarray_to_cframe
   public :: strata_ndarray_save, strata_ndarray_close, strata_ndarray_free, strata_ndarray_get_info
   public :: strata_ndarray_dtype, strata_ndarray_get_slice, strata_ndarray_set_slice, strata_ndarray_resize
+  public :: strata_ndarray_open_hdf5, strata_ndarray_export_hdf5
   public :: strata_cstr, strata_error_message, strata_version_string
 
   interface
@@ -588,6 +591,25 @@ module strata
       integer(c_size_t), value :: len
       integer(c_int64_t) :: r
     end function strata_ndarray_dtype
+
+    ! ---------------------------------------------------------------- HDF5 datasets
+    function strata_ndarray_open_hdf5(path, dataset, out) bind(c, name="strata_ndarray_open_hdf5") result(r)
+      import :: c_char, c_ptr, c_int32_t
+      character(kind=c_char), intent(in) :: path(*)
+      character(kind=c_char), intent(in) :: dataset(*)
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_ndarray_open_hdf5
+
+    function strata_ndarray_export_hdf5(array, path, dataset, overwrite) &
+        bind(c, name="strata_ndarray_export_hdf5") result(r)
+      import :: c_ptr, c_char, c_int32_t
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: path(*)
+      character(kind=c_char), intent(in) :: dataset(*)
+      integer(c_int32_t), value :: overwrite
+      integer(c_int32_t) :: r
+    end function strata_ndarray_export_hdf5
 
     function strata_ndarray_get_slice(array, ndim, start, stop, step, dst, dstlen) &
         bind(c, name="strata_ndarray_get_slice") result(r)

@@ -3,9 +3,13 @@
 //! A thin layer on the `strata` library: argument parsing, file I/O and printing; every byte
 //! of a chunk is made and read by the library. Each subcommand lives in [`commands`] and
 //! builds a report (what it measured or read) that [`report`] prints as text or JSON; the file
-//! formats it reads and writes besides Blosc2's (`.npy`, netCDF-3, raw bytes) are in
-//! `formats`. The binary is [`main`]; the library side lets tests and fuzz targets run what a
-//! command runs (for instance [`commands::info::report_bytes`]) without starting a process.
+//! formats it reads and writes besides Blosc2's (`.npy`, netCDF-3, HDF5, raw bytes) are in
+//! `formats`. What a path may be is decided in one place each way: `input` (regular files
+//! and sparse frame directories; devices, FIFOs and sockets only with `--special-files`, read
+//! no further than their Blosc2 headers allow) and `output` (links followed, streams into
+//! devices and FIFOs, only regular files ever replaced). The binary is [`main`]; the library
+//! side lets tests and fuzz targets run what a command runs (for instance
+//! [`commands::info::report_bytes`]) without starting a process.
 //!
 //! Exit status: 0 on success, 1 on a runtime error (the message names the file and what is
 //! wrong), 2 on a usage error.
@@ -13,10 +17,12 @@
 pub mod commands;
 mod formats;
 mod human;
+mod input;
 mod options;
 mod output;
 mod progress;
 pub mod report;
+mod source;
 
 use clap::{Parser, Subcommand};
 use commands::{bench, chunk, compress, decompress, export, import, info, plugins, slice, system};
@@ -29,6 +35,12 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Also read inputs that are devices, FIFOs or sockets, as streams: a Blosc2 chunk or
+    /// frame, never more bytes than its header announces (info, decompress, export, slice,
+    /// chunk decompress/info/getitem). Without it, inputs are regular files and sparse frame
+    /// directories only (symbolic links followed).
+    #[arg(long, global = true)]
+    special_files: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -38,16 +50,18 @@ enum Command {
     /// Decompress a Blosc2 frame (file or sparse directory) to raw bytes; a b2nd array to its
     /// items in C order (.npy or raw).
     Decompress(decompress::DecompressArgs),
-    /// Describe a Blosc2 chunk, frame or b2nd array: sizes, ratio, codec, filters, special
-    /// chunks, metalayers and vlmetalayers (decoded).
+    /// Describe a Blosc2 chunk, frame or b2nd array (sizes, ratio, codec, filters, special
+    /// chunks, metalayers and vlmetalayers decoded), or the datasets of an HDF5 file.
     Info(info::InfoArgs),
-    /// Import a netCDF-3 file (every numeric variable), a .npy file, or raw bytes (with
-    /// --shape and --dtype) as b2nd arrays (.b2nd), with partitions derived from the caches.
+    /// Import a netCDF-3 file (every numeric variable), an HDF5 file (every dataset, or
+    /// FILE.h5:/path), a .npy file, or raw bytes (with --shape and --dtype) as b2nd arrays
+    /// (.b2nd), with partitions derived from the caches.
     Import(import::ImportArgs),
-    /// Write a b2nd array, or a slice of it, to a .npy file (shape and dtype kept) or raw bytes.
+    /// Write a b2nd array or an HDF5 dataset, or a slice of it, to a .npy file (shape and dtype
+    /// kept), an HDF5 dataset (OUT.h5:/path, Blosc2 filter 32026) or raw bytes.
     Export(export::ExportArgs),
-    /// Read a slice of a b2nd array (NumPy's start:stop:step per dimension), decompressing only
-    /// the blocks it touches; print it, or write it with -o.
+    /// Read a slice of a b2nd array or an HDF5 dataset (NumPy's start:stop:step per dimension),
+    /// decompressing only the blocks it touches; print it, or write it with -o.
     Slice(slice::SliceCmdArgs),
     /// One Blosc2 chunk: compress, decompress, info, getitem.
     #[command(subcommand)]
@@ -71,6 +85,7 @@ enum Command {
 #[must_use]
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    input::allow_special_files(cli.special_files);
     let result = match cli.command {
         Command::Compress(args) => compress::run(&args),
         Command::Decompress(args) => decompress::run(&args),

@@ -7,15 +7,17 @@ use clap::{value_parser, ValueEnum};
 use std::sync::Arc;
 use strata::chunk::{CParams, SplitMode};
 use strata::format::b2nd::B2ndMeta;
-use strata::format::chunk::{filter_id, MAX_FILTERS};
-use strata::registry::Registry;
+use strata::format::chunk::MAX_FILTERS;
+use strata::registry::{PluginKind, Registry};
 use strata::scheduler::parse_size;
+use strata::Error;
+use strata::{CodecId, FilterId};
 
 /// A codec chosen by name.
 #[derive(Debug, Clone)]
 pub struct CodecChoice {
-    /// Blosc2 codec ID (`compcode`).
-    pub id: u8,
+    /// The codec's ID.
+    pub id: CodecId,
     /// The name as given (and as the registry spells it).
     pub name: String,
 }
@@ -24,79 +26,66 @@ pub struct CodecChoice {
 /// as `zfp_acc`, or `0`–`255`); plugins are loaded from the plugin search path when needed.
 pub fn parse_codec(s: &str) -> Result<CodecChoice, String> {
     let registry = Registry::global();
-    if let Ok(id) = s.parse::<u8>() {
-        return registry
-            .codec(id)
-            .map(|c| CodecChoice {
-                id,
-                name: c.name().to_owned(),
-            })
-            .map_err(|e| e.to_string());
-    }
-    match registry.codec_by_name(s) {
-        Ok(codec) => Ok(CodecChoice {
-            id: codec.id(),
-            name: s.to_owned(),
-        }),
-        Err(_) => {
-            let known: Vec<String> = registry
-                .codec_ids()
-                .into_iter()
-                .filter_map(|id| registry.codec(id).ok().map(|c| c.name().to_owned()))
-                .collect();
-            Err(format!("unknown codec {s:?} (known: {})", known.join(", ")))
-        }
-    }
+    let codec = registry.parse_codec(s).map_err(|e| match e {
+        Error::NameNotFound { .. } => unknown("codec", s, &registry, PluginKind::Codec),
+        e => e.to_string(),
+    })?;
+    let name = if s.parse::<u8>().is_ok() {
+        codec.name().to_owned()
+    } else {
+        s.to_owned()
+    };
+    Ok(CodecChoice {
+        id: codec.id(),
+        name,
+    })
 }
 
-/// Name of the "no filter" choice, as python-blosc2's `Filter.NOFILTER` / Blosc1's `NOSHUFFLE`.
-const NOSHUFFLE: &str = "noshuffle";
+/// The message for a `kind` name that nothing registered has, listing what is.
+fn unknown(kind: &str, name: &str, registry: &Registry, of: PluginKind) -> String {
+    let mut known: Vec<String> = registry
+        .list()
+        .into_iter()
+        .filter(|r| r.kind == of)
+        .map(|r| r.name)
+        .collect();
+    if of == PluginKind::Filter {
+        known.insert(0, FilterId::NOFILTER.to_string());
+    }
+    format!("unknown {kind} {name:?} (known: {})", known.join(", "))
+}
 
 /// One filter slot chosen on the command line: `NAME[:META]`.
 #[derive(Debug, Clone)]
 pub struct FilterSpec {
-    /// Blosc2 filter ID (0 = no filter).
-    pub id: u8,
+    /// The filter ([`FilterId::NOFILTER`]: an empty slot).
+    pub id: FilterId,
     /// The meta byte, if given.
     pub meta: Option<u8>,
     /// The text as given, for reports.
     pub text: String,
 }
 
-/// Parses `NAME[:META]`: `noshuffle`, `shuffle`, `bitshuffle`, `delta`, `trunc_prec[:BITS]`
-/// (BITS an int8: > 0 mantissa bits kept, < 0 bits zeroed), `bytedelta[:TYPESIZE]`, any
-/// plugin filter by name, or a filter ID (`0`–`255`). META is 0–255, except for `trunc_prec`.
+/// Parses `NAME[:META]`: `noshuffle` (or `nofilter`), `shuffle`, `bitshuffle`, `delta`,
+/// `trunc_prec[:BITS]` (BITS an int8: > 0 mantissa bits kept, < 0 bits zeroed),
+/// `bytedelta[:TYPESIZE]`, any plugin filter by name, or a filter ID (`0`–`255`). META is
+/// 0–255, except for `trunc_prec`.
 pub fn parse_filter(s: &str) -> Result<FilterSpec, String> {
     let (name, meta) = match s.split_once(':') {
         Some((name, meta)) => (name, Some(meta)),
         None => (s, None),
     };
     let registry = Registry::global();
-    let id = if name == NOSHUFFLE {
-        filter_id::NOFILTER
-    } else if let Ok(id) = name.parse::<u8>() {
-        if id != filter_id::NOFILTER {
-            registry.filter(id).map_err(|e| e.to_string())?;
-        }
-        id
-    } else {
-        registry.filter_by_name(name).map(|f| f.id()).map_err(|_| {
-            let mut known = vec![NOSHUFFLE.to_owned()];
-            known.extend(
-                registry
-                    .filter_ids()
-                    .into_iter()
-                    .filter_map(|id| registry.filter(id).ok().map(|f| f.name().to_owned())),
-            );
-            format!("unknown filter {name:?} (known: {})", known.join(", "))
-        })?
-    };
+    let id = registry.parse_filter(name).map_err(|e| match e {
+        Error::NameNotFound { .. } => unknown("filter", name, &registry, PluginKind::Filter),
+        e => e.to_string(),
+    })?;
     let meta = match meta {
         None => None,
-        Some(_) if id == filter_id::NOFILTER => {
-            return Err(format!("{NOSHUFFLE} takes no meta, got {s:?}"))
+        Some(_) if id == FilterId::NOFILTER => {
+            return Err(format!("{name} takes no meta, got {s:?}"))
         }
-        Some(m) if id == filter_id::TRUNC_PREC => {
+        Some(m) if id == FilterId::TRUNC_PREC => {
             let bits: i8 = m
                 .parse()
                 .map_err(|_| format!("trunc_prec meta {m:?} is not an int8 (-128 to 127)"))?;
@@ -115,15 +104,12 @@ pub fn parse_filter(s: &str) -> Result<FilterSpec, String> {
 }
 
 /// The filter slots for `specs`: slot 0 onwards in the order given, as python-blosc2 fills
-/// them; no specs gives C-Blosc2's default (shuffle in slot 5). A bytedelta without meta gets
-/// the typesize, as python-blosc2 gives it.
+/// them; no specs gives C-Blosc2's default (shuffle in slot 5). A filter without meta gets
+/// meta 0 (for bytedelta: the typesize, which the library writes into the chunk).
 ///
 /// # Errors
-/// More than six specs; a bytedelta without meta when the typesize does not fit its meta byte.
-pub fn filter_slots(
-    specs: &[FilterSpec],
-    typesize: usize,
-) -> Result<([u8; MAX_FILTERS], [u8; MAX_FILTERS])> {
+/// More than six specs.
+pub fn filter_slots(specs: &[FilterSpec]) -> Result<([FilterId; MAX_FILTERS], [u8; MAX_FILTERS])> {
     if specs.is_empty() {
         let defaults = CParams::default();
         return Ok((defaults.filters, defaults.filters_meta));
@@ -134,22 +120,11 @@ pub fn filter_slots(
             specs.len()
         ));
     }
-    let mut filters = [filter_id::NOFILTER; MAX_FILTERS];
+    let mut filters = [FilterId::NOFILTER; MAX_FILTERS];
     let mut metas = [0; MAX_FILTERS];
     for (slot, spec) in specs.iter().enumerate() {
         filters[slot] = spec.id;
-        metas[slot] = match spec.meta {
-            Some(meta) => meta,
-            None if matches!(spec.id, filter_id::BYTEDELTA | filter_id::BYTEDELTA_BUGGY) => {
-                u8::try_from(typesize).map_err(|_| {
-                    anyhow!(
-                        "typesize {typesize} does not fit bytedelta's meta byte: give it as {}:N",
-                        spec.text
-                    )
-                })?
-            }
-            None => 0,
-        };
+        metas[slot] = spec.meta.unwrap_or(0);
     }
     Ok((filters, metas))
 }
@@ -197,7 +172,7 @@ impl CompressOptions {
             Some(t) => usize::try_from(t).unwrap_or(usize::MAX),
             None => data_typesize.unwrap_or(CParams::default().typesize),
         };
-        let (filters, filters_meta) = filter_slots(&self.filters, typesize)?;
+        let (filters, filters_meta) = filter_slots(&self.filters)?;
         Ok(CParams {
             codec: self.codec.id,
             codec_meta: self.codec_meta,
@@ -313,27 +288,29 @@ mod tests {
 
     #[test]
     fn filters_fill_from_slot_zero() {
-        let (f, m) = filter_slots(&[spec("delta"), spec("shuffle")], 4).unwrap();
-        assert_eq!((f, m), ([3, 1, 0, 0, 0, 0], [0; 6]));
-        let (f, m) = filter_slots(&[spec("noshuffle")], 4).unwrap();
-        assert_eq!((f, m), ([0; 6], [0; 6]));
-        assert_eq!(filter_slots(&[], 4).unwrap().0, [0, 0, 0, 0, 0, 1]);
+        let (f, m) = filter_slots(&[spec("delta"), spec("shuffle")]).unwrap();
+        assert_eq!((f, m), ([3, 1, 0, 0, 0, 0].map(FilterId), [0; 6]));
+        let (f, m) = filter_slots(&[spec("noshuffle")]).unwrap();
+        assert_eq!((f, m), ([FilterId::NOFILTER; 6], [0; 6]));
+        assert_eq!(
+            filter_slots(&[]).unwrap().0,
+            [0, 0, 0, 0, 0, 1].map(FilterId)
+        );
     }
 
     #[test]
     fn filter_metas() {
         assert_eq!(spec("trunc_prec:-3").meta, Some(0xfd));
         assert_eq!(spec("trunc_prec:10").meta, Some(10));
-        let (f, m) = filter_slots(&[spec("shuffle"), spec("bytedelta")], 8).unwrap();
-        assert_eq!((f[1], m[1]), (35, 8));
-        assert_eq!(filter_slots(&[spec("bytedelta:2")], 8).unwrap().1[0], 2);
-        assert!(filter_slots(&[spec("bytedelta")], 300).is_err());
+        let (f, m) = filter_slots(&[spec("shuffle"), spec("bytedelta")]).unwrap();
+        assert_eq!((f[1], m[1]), (FilterId::BYTEDELTA, 0));
+        assert_eq!(filter_slots(&[spec("bytedelta:2")]).unwrap().1[0], 2);
         assert!(parse_filter("trunc_prec:200").is_err());
         assert!(parse_filter("noshuffle:1").is_err());
         assert!(parse_filter("shuffl")
             .unwrap_err()
-            .contains("known: noshuffle, shuffle"));
-        assert!(filter_slots(&vec![spec("shuffle"); 7], 8).is_err());
+            .contains("known: nofilter, shuffle"));
+        assert!(filter_slots(&vec![spec("shuffle"); 7]).is_err());
     }
 
     #[test]
@@ -358,7 +335,7 @@ mod tests {
 
     #[test]
     fn codecs_by_name() {
-        assert_eq!(parse_codec("zstd").unwrap().id, 5);
+        assert_eq!(parse_codec("zstd").unwrap().id, CodecId::ZSTD);
         assert!(parse_codec("snappy").unwrap_err().contains("blosclz"));
     }
 
@@ -366,8 +343,8 @@ mod tests {
     fn codecs_and_filters_by_id() {
         assert_eq!(parse_codec("5").unwrap().name, "zstd");
         assert!(parse_codec("3").unwrap_err().contains("unknown codec ID 3"));
-        assert_eq!(spec("35:4").id, 35);
-        assert_eq!(spec("1").id, 1);
+        assert_eq!(spec("35:4").id, FilterId::BYTEDELTA);
+        assert_eq!(spec("1").id, FilterId::SHUFFLE);
         assert!(parse_filter("7")
             .unwrap_err()
             .contains("unknown filter ID 7"));

@@ -596,7 +596,7 @@ fn bench_reports_every_configuration() {
         "bench",
         &input,
         "--json",
-        "--chunk-bytes",
+        "--chunksize",
         "65536",
         "--runs",
         "1",
@@ -614,7 +614,7 @@ fn bench_reports_every_configuration() {
         "filter",
         "typesize",
         "nthreads",
-        "chunk_bytes",
+        "chunksize",
         "cratio",
         "compress_gbps",
         "decompress_gbps",
@@ -624,7 +624,7 @@ fn bench_reports_every_configuration() {
             assert!(!row[key].is_null(), "{key} missing in {row}");
         }
         assert_eq!(row["typesize"], 4);
-        assert_eq!(row["chunk_bytes"], 65536);
+        assert_eq!(row["chunksize"], 65536);
     }
     let nthreads: Vec<_> = rows
         .iter()
@@ -731,7 +731,7 @@ fn frames_round_trip_contiguous_and_sparse() {
             "zstd",
             "--typesize",
             "4",
-            "--chunk-bytes",
+            "--chunksize",
             "64K",
         ];
         if sparse {
@@ -770,7 +770,7 @@ fn frame_of_zeros_is_special_chunks() {
     let frame = d.path("z.b2frame");
     ok(&strata(&[
         "compress",
-        "--chunk-bytes",
+        "--chunksize",
         "100000",
         &input,
         &frame,
@@ -786,26 +786,20 @@ fn frame_commands_refuse_bad_input() {
     let d = Dir::new();
     let input = d.file("in.raw", &sample());
     let frame = d.path("f.b2frame");
-    ok(&strata(&[
-        "compress",
-        "--chunk-bytes",
-        "32K",
-        &input,
-        &frame,
-    ]));
+    ok(&strata(&["compress", "--chunksize", "32K", &input, &frame]));
     // An existing output is kept unless --force.
     fails_with(&strata(&["compress", &input, &frame]), 1, "--force");
     fails_with(&strata(&["decompress", &frame, &input]), 1, "--force");
     // Usage errors exit with 2.
     fails_with(
-        &strata(&["compress", "--chunk-bytes", "12X", &input, &frame]),
+        &strata(&["compress", "--chunksize", "12X", &input, &frame]),
         2,
         "12X",
     );
     fails_with(
         &strata(&[
             "compress",
-            "--chunk-bytes",
+            "--chunksize",
             "3",
             "--typesize",
             "4",
@@ -1221,9 +1215,9 @@ fn lying_headers_are_errors_and_bad_arguments_usage_errors() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
     }
     fails_with(
-        &strata(&["compress", "--chunk-bytes", "5G", &raw, &d.path("y")]),
+        &strata(&["compress", "--chunksize", "5G", &raw, &d.path("y")]),
         2,
-        "--chunk-bytes",
+        "--chunksize",
     );
     assert!(!std::path::Path::new(&d.path("y")).exists());
 }

@@ -359,7 +359,9 @@ fn announced_chunks(data: &[u8]) -> i64 {
             .and_then(|c| c.checked_add(h.header_len + 4))
             .and_then(|at| data.get(at..at.checked_add(4)?))
             .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .ok_or_else(|| strata::Error::InvalidHeader("no offsets chunk".into()))
+            .ok_or(strata::Error::Malformed {
+                what: "no offsets chunk",
+            })
     };
     h.announced_nchunks(offsets_nbytes)
         .map_or(0, |n| i64::try_from(n).unwrap_or(i64::MAX))
@@ -377,12 +379,15 @@ pub fn frame_too_big(data: &[u8]) -> bool {
 /// checking that the ways of reading a chunk agree and that errors are typed, never panics.
 pub fn check_frame(data: &[u8]) {
     use strata::frame::{MemIo, OpenMode, SyncPolicy};
-    use strata::schunk::SChunk;
+    use strata::schunk::{OpenOptions, SChunk};
     if frame_too_big(data) {
         return;
     }
     let io = MemIo::from_frame(data.to_vec());
-    let s = match SChunk::from_io(Box::new(io), OpenMode::Read, SyncPolicy::None) {
+    let s = match SChunk::from_io(
+        Box::new(io),
+        &OpenOptions::new(OpenMode::Read).with_sync(SyncPolicy::None),
+    ) {
         Ok(s) => s,
         Err(e) => return check_frame_error(&e),
     };
@@ -441,8 +446,8 @@ pub fn frames() -> Vec<(String, Vec<u8>)> {
     ] {
         let cparams = CParams {
             typesize: 4,
-            codec,
-            filters,
+            codec: strata::CodecId(codec),
+            filters: filters.map(strata::FilterId),
             blocksize: 1024,
             nthreads: 1,
             ..CParams::default()

@@ -2,35 +2,38 @@
 //! with blocksize 0 match C-Blosc2's byte for byte.
 //!
 //! Format: c-blosc2 `blosc/stune.c` (`split_block`, `blosc_stune_next_blocksize`); see
-//! `shared/spec/codecs-filters.md` §13 and `chunk-format.md` §8.
+//! `docs/chunk-format.md` (block size, split).
 
 use super::params::{CParams, SplitMode};
-use crate::format::chunk::{filter_id, MIN_BUFFERSIZE};
+use crate::codecs::Capabilities;
+use crate::format::chunk::MIN_BUFFERSIZE;
+use crate::format::ids::FilterId;
 
 const L1: usize = 32 * 1024;
 const MAX_STREAMS: usize = 16;
 const MIN_BLOCKSIZE_SPLIT: usize = 32 * 1024;
 const MAX_BLOCKSIZE_SPLIT: usize = 4 * 1024 * 1024;
 
-/// Codecs C-Blosc2 treats as "high compression ratio" when sizing blocks: LZ4HC, Zlib, Zstd.
-fn is_hcr(codec: u8) -> bool {
-    matches!(codec, 2 | 4 | 5)
-}
-
-/// Whether blocks of `blocksize` bytes are split into `typesize` streams.
+/// Whether blocks of `blocksize` bytes are split into `typesize` streams, for a codec of
+/// capabilities `caps`.
 ///
-/// Always / never as asked; otherwise (auto and forward-compat) only for BloscLZ, LZ4 and
-/// Zstd at clevel ≤ 5, with byte shuffle among the filters, typesize ≤ 16 and at least 32
-/// items per block.
-#[must_use]
-pub fn split_block(cparams: &CParams, typesize: usize, blocksize: usize) -> bool {
+/// Always / never as asked; otherwise (auto and forward-compat) only when the codec splits at
+/// this clevel ([`Capabilities::split_max_clevel`]: BloscLZ, LZ4, Zstd at clevel ≤ 5), with
+/// byte shuffle among the filters, typesize ≤ 16 and at least 32 items per block.
+pub(crate) fn split_block(
+    cparams: &CParams,
+    caps: &Capabilities,
+    typesize: usize,
+    blocksize: usize,
+) -> bool {
     match cparams.splitmode {
         SplitMode::Always => true,
         SplitMode::Never => false,
         SplitMode::Auto | SplitMode::ForwardCompat => {
-            let codec_ok =
-                matches!(cparams.codec, 0 | 1) || (cparams.codec == 5 && cparams.clevel <= 5);
-            let shuffled = cparams.filters.contains(&filter_id::SHUFFLE);
+            let codec_ok = caps
+                .split_max_clevel
+                .is_some_and(|max| cparams.clevel <= max);
+            let shuffled = cparams.filters.contains(&FilterId::SHUFFLE);
             codec_ok
                 && shuffled
                 && typesize <= MAX_STREAMS
@@ -40,10 +43,10 @@ pub fn split_block(cparams: &CParams, typesize: usize, blocksize: usize) -> bool
 }
 
 /// The block size in bytes for `nbytes` bytes of input: the caller's if given (capped at
-/// `nbytes`), otherwise C-Blosc2's heuristic. Always ≥ 1 and, when larger than the typesize,
-/// a multiple of it.
-#[must_use]
-pub fn compute_blocksize(cparams: &CParams, nbytes: usize) -> usize {
+/// `nbytes`), otherwise C-Blosc2's heuristic for a codec of capabilities `caps` (larger
+/// blocks for [`Capabilities::high_ratio`] codecs). Always ≥ 1 and, when larger than the
+/// typesize, a multiple of it.
+pub(crate) fn compute_blocksize(cparams: &CParams, caps: &Capabilities, nbytes: usize) -> usize {
     let typesize = cparams.typesize;
     if nbytes < typesize {
         return 1;
@@ -54,7 +57,7 @@ pub fn compute_blocksize(cparams: &CParams, nbytes: usize) -> usize {
     } else {
         let mut bs = nbytes;
         if nbytes >= L1 {
-            bs = if is_hcr(cparams.codec) { 2 * L1 } else { L1 };
+            bs = if caps.high_ratio { 2 * L1 } else { L1 };
             bs = match clevel {
                 0 => bs / 4,
                 1 => bs / 2,
@@ -62,10 +65,10 @@ pub fn compute_blocksize(cparams: &CParams, nbytes: usize) -> usize {
                 3 => bs * 2,
                 4 | 5 => bs * 4,
                 6..=8 => bs * 8,
-                _ => bs * if is_hcr(cparams.codec) { 16 } else { 8 },
+                _ => bs * if caps.high_ratio { 16 } else { 8 },
             };
         }
-        if clevel > 0 && split_block(cparams, typesize, nbytes) {
+        if clevel > 0 && split_block(cparams, caps, typesize, nbytes) {
             let k = match clevel {
                 1..=3 => 32 * 1024,
                 4..=6 => 64 * 1024,
@@ -82,4 +85,87 @@ pub fn compute_blocksize(cparams: &CParams, nbytes: usize) -> usize {
         bs -= bs % typesize;
     }
     bs.max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codecs::{blosclz::Blosclz, lz4hc::Lz4hc, zstd::Zstd, Codec};
+    use crate::format::ids::CodecId;
+
+    fn cparams(codec: CodecId, clevel: u8, typesize: usize) -> CParams {
+        CParams {
+            codec,
+            clevel,
+            typesize,
+            ..CParams::default()
+        }
+    }
+
+    #[test]
+    fn high_ratio_codecs_get_larger_blocks() {
+        let n = 8 << 20;
+        let caps = Lz4hc.capabilities();
+        // Not split (LZ4HC never splits): L1 × 2 × 4 at clevel 5, × 16 at clevel 9.
+        assert_eq!(
+            compute_blocksize(&cparams(CodecId::LZ4HC, 5, 8), &caps, n),
+            256 << 10
+        );
+        assert_eq!(
+            compute_blocksize(&cparams(CodecId::LZ4HC, 9, 8), &caps, n),
+            1 << 20
+        );
+        let plain = Capabilities::default();
+        assert_eq!(
+            compute_blocksize(&cparams(CodecId(200), 5, 8), &plain, n),
+            128 << 10
+        );
+        assert_eq!(
+            compute_blocksize(&cparams(CodecId(200), 9, 8), &plain, n),
+            256 << 10
+        );
+    }
+
+    #[test]
+    fn codecs_split_up_to_their_clevel() {
+        let (zstd, blosclz) = (Zstd.capabilities(), Blosclz.capabilities());
+        let p = |clevel| cparams(CodecId::ZSTD, clevel, 4);
+        assert!(split_block(&p(5), &zstd, 4, 1 << 16));
+        assert!(!split_block(&p(6), &zstd, 4, 1 << 16));
+        assert!(split_block(&p(9), &blosclz, 4, 1 << 16));
+        assert!(!split_block(&p(1), &Capabilities::default(), 4, 1 << 16));
+        // Without shuffle, with a typesize over 16 or fewer than 32 items a block: not split.
+        let unshuffled = CParams {
+            filters: [FilterId::NOFILTER; 6],
+            ..p(5)
+        };
+        assert!(!split_block(&unshuffled, &zstd, 4, 1 << 16));
+        assert!(!split_block(&p(5), &zstd, 17, 1 << 16));
+        assert!(!split_block(&p(5), &zstd, 4, 31 * 4));
+        // Split blocks hold k × typesize bytes: 64 KiB × 4 at clevel 5.
+        assert_eq!(compute_blocksize(&p(5), &zstd, 8 << 20), 256 << 10);
+        // The caller's mode wins.
+        let never = CParams {
+            splitmode: SplitMode::Never,
+            ..p(5)
+        };
+        assert!(!split_block(&never, &zstd, 4, 1 << 16));
+        let always = CParams {
+            splitmode: SplitMode::Always,
+            ..unshuffled
+        };
+        assert!(split_block(&always, &Capabilities::default(), 4, 1 << 16));
+    }
+
+    #[test]
+    fn a_given_blocksize_is_capped_and_rounded_to_items() {
+        let p = CParams {
+            blocksize: 1000,
+            ..cparams(CodecId::LZ4, 5, 12)
+        };
+        let caps = Capabilities::default();
+        assert_eq!(compute_blocksize(&p, &caps, 100_000), 996);
+        assert_eq!(compute_blocksize(&p, &caps, 600), 600);
+        assert_eq!(compute_blocksize(&p, &caps, 5), 1);
+    }
 }

@@ -2,22 +2,29 @@
 //! writes a version-5 chunk with the 32-byte extended header.
 //!
 //! Format: c-blosc2 `blosc/blosc2.c` (`blosc_compress_context`, `write_compression_header`,
-//! `blosc_c`); `shared/spec/chunk-format.md` §7–§10.
+//! `blosc_c`); `docs/chunk-format.md`.
 
 use super::blocksize::{compute_blocksize, split_block};
 use super::params::CParams;
 use super::{job_threads, Context};
-use crate::codecs::{Codec, CodecCtx};
+use crate::block::BlockContext;
+use crate::codecs::Codec;
 use crate::error::{Error, Result};
-use crate::filters::{Filter, FilterCtx};
+use crate::filters::Filter;
 use crate::format::chunk::{
-    filter_id, ChunkHeader, SpecialType, B2FLAG_USEDICT, EXTENDED_HEADER_LENGTH, FLAG_BITSHUFFLE,
-    FLAG_DELTA, FLAG_DONT_SPLIT, FLAG_MEMCPYED, FLAG_SHUFFLE, MAX_BUFFERSIZE, MAX_DICT_SIZE,
-    MAX_FILTERS, MAX_TYPESIZE, MIN_BUFFERSIZE, VERSION_FORMAT_STABLE,
+    ChunkHeader, SpecialType, B2FLAG_USEDICT, EXTENDED_HEADER_LENGTH, FLAG_BITSHUFFLE, FLAG_DELTA,
+    FLAG_DONT_SPLIT, FLAG_MEMCPYED, FLAG_SHUFFLE, MAX_BUFFERSIZE, MAX_DICT_SIZE, MAX_FILTERS,
+    MAX_TYPESIZE, MIN_BUFFERSIZE, VERSION_FORMAT_STABLE,
 };
+use crate::format::ids::FilterId;
 use crate::scheduler::Runtime;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+
+/// A block's record always fits the worst-case size [`max_block_record`] gives it.
+const BLOCK_TOO_BIG: Error = Error::Internal {
+    what: "a block did not fit in its worst-case size",
+};
 
 /// The most bytes a chunk of `nbytes` input bytes can take: `nbytes + BLOSC2_MAX_OVERHEAD`.
 #[must_use]
@@ -34,7 +41,7 @@ pub fn max_compressed_len(nbytes: usize) -> usize {
 ///
 /// # Errors
 /// [`Error::MaxBufsizeExceeded`] for more than `BLOSC2_MAX_BUFFERSIZE` bytes;
-/// [`Error::InvalidParam`] / [`Error::CodecDict`] for bad parameters ([`CParams::validate`]);
+/// The errors of [`CParams::validate`] for bad parameters;
 /// [`Error::UnknownCodec`] / [`Error::UnknownFilter`] for unregistered IDs;
 /// [`Error::DestinationTooSmall`] when nothing fits; a filter's or codec's own error.
 pub fn compress(cparams: &CParams, src: &[u8], dst: &mut [u8]) -> Result<usize> {
@@ -53,12 +60,9 @@ pub fn compress_vec(cparams: &CParams, src: &[u8]) -> Result<Vec<u8>> {
 ///
 /// # Errors
 /// As [`compress`]; [`Error::MemoryAlloc`] when the output cannot be allocated.
-pub fn compress_vec_ctx(ctx: &Context<'_>, cparams: &CParams, src: &[u8]) -> Result<Vec<u8>> {
+pub fn compress_vec_ctx(ctx: &Context, cparams: &CParams, src: &[u8]) -> Result<Vec<u8>> {
     let cap = max_compressed_len(src.len());
-    let mut out = Vec::new();
-    out.try_reserve_exact(cap)
-        .map_err(|_| Error::MemoryAlloc(cap))?;
-    out.resize(cap, 0);
+    let mut out = crate::alloc::zeroed(cap)?;
     let n = compress_ctx(ctx, cparams, src, &mut out)?;
     out.truncate(n);
     Ok(out)
@@ -80,14 +84,9 @@ struct Plan<'a> {
 ///
 /// # Errors
 /// As [`compress`].
-pub fn compress_ctx(
-    ctx: &Context<'_>,
-    cparams: &CParams,
-    src: &[u8],
-    dst: &mut [u8],
-) -> Result<usize> {
+pub fn compress_ctx(ctx: &Context, cparams: &CParams, src: &[u8], dst: &mut [u8]) -> Result<usize> {
     cparams.validate()?;
-    let registry = ctx.registry;
+    let registry = ctx.registry();
     let nbytes = src.len();
     if nbytes > MAX_BUFFERSIZE {
         return Err(Error::MaxBufsizeExceeded {
@@ -102,20 +101,23 @@ pub fn compress_ctx(
         });
     }
     let codec = registry.codec(cparams.codec)?;
-    let mut filters = Vec::with_capacity(MAX_FILTERS);
-    for (&id, &meta) in cparams.filters.iter().zip(&cparams.filters_meta) {
-        if id != filter_id::NOFILTER {
-            filters.push((registry.filter(id)?, meta));
-        }
-    }
+    let caps = codec.capabilities();
+    cparams.validate_for(&caps)?;
     let typesize = if cparams.typesize > MAX_TYPESIZE {
         1
     } else {
         cparams.typesize
     };
-    let blocksize = compute_blocksize(cparams, nbytes);
+    let filters_meta = resolved_filters_meta(cparams, typesize);
+    let mut filters = Vec::with_capacity(MAX_FILTERS);
+    for (&id, &meta) in cparams.filters.iter().zip(&filters_meta) {
+        if id != FilterId::NOFILTER {
+            filters.push((registry.filter(id)?, meta));
+        }
+    }
+    let blocksize = compute_blocksize(cparams, &caps, nbytes);
     let nblocks = nbytes.div_ceil(blocksize);
-    let split = split_block(cparams, typesize, blocksize);
+    let split = split_block(cparams, &caps, typesize, blocksize);
 
     let mut header = ChunkHeader {
         version: VERSION_FORMAT_STABLE,
@@ -127,7 +129,7 @@ pub fn compress_ctx(
         cbytes: 0,
         header_len: EXTENDED_HEADER_LENGTH,
         filters: cparams.filters,
-        filters_meta: cparams.filters_meta,
+        filters_meta,
         compcode: cparams.codec,
         compcode_meta: cparams.codec_meta,
         blosc2_flags: 0,
@@ -141,7 +143,7 @@ pub fn compress_ctx(
         return write_memcpyed(&mut header, src, dst);
     }
 
-    if cparams.filters.contains(&filter_id::DELTA) {
+    if cparams.filters.contains(&FilterId::DELTA) {
         header.flags |= FLAG_DELTA;
     }
     if !split {
@@ -167,8 +169,8 @@ pub fn compress_ctx(
     if dict.is_some() {
         header.blosc2_flags |= B2FLAG_USEDICT;
     }
-    let nthreads = job_threads(&ctx.runtime, cparams.nthreads, nbytes);
-    match compress_blocks(&plan, src, dst, dict.as_deref(), &ctx.runtime, nthreads)? {
+    let nthreads = job_threads(ctx.runtime(), cparams.nthreads, nbytes);
+    match compress_blocks(&plan, src, dst, dict.as_deref(), ctx.runtime(), nthreads)? {
         Some(Written {
             cbytes,
             all_zero_runs,
@@ -191,6 +193,21 @@ pub fn compress_ctx(
             write_memcpyed(&mut header, src, dst)
         }
     }
+}
+
+/// The filter metas a chunk stores: BYTEDELTA's meta 0 ("the typesize") becomes the typesize
+/// `typesize` itself, as python-blosc2 writes it. C-Blosc2 reads meta 0 as the typesize of
+/// the super-chunk a chunk is decoded in, and refuses it for a chunk decoded on its own; the
+/// typesize written in the meta decodes the same either way.
+fn resolved_filters_meta(cparams: &CParams, typesize: usize) -> [u8; MAX_FILTERS] {
+    let mut metas = cparams.filters_meta;
+    for (meta, &id) in metas.iter_mut().zip(&cparams.filters) {
+        if *meta == 0 && matches!(id, FilterId::BYTEDELTA | FilterId::BYTEDELTA_BUGGY) {
+            // typesize <= MAX_TYPESIZE (255) here.
+            *meta = u8::try_from(typesize).unwrap_or(1);
+        }
+    }
+    metas
 }
 
 fn write_memcpyed(header: &mut ChunkHeader, src: &[u8], dst: &mut [u8]) -> Result<usize> {
@@ -235,7 +252,7 @@ fn filter_block<'b>(
     a.resize(len, 0);
     b.resize(len, 0);
     for (i, (filter, meta)) in plan.filters.iter().enumerate() {
-        let ctx = FilterCtx {
+        let ctx = BlockContext {
             typesize: plan.typesize,
             meta: *meta,
             nblock,
@@ -243,6 +260,7 @@ fn filter_block<'b>(
             version: VERSION_FORMAT_STABLE,
             dref: src,
             nd: plan.cparams.nd.as_deref(),
+            ..BlockContext::default()
         };
         if i == 0 {
             filter.forward(&src[range.clone()], &mut a[..len], &ctx)?;
@@ -323,9 +341,7 @@ fn compress_blocks(
             }
             let (n, zero_runs) =
                 compress_block(plan, src, nblock, dict, &mut scratch, &mut block[..need])?
-                    .ok_or_else(|| {
-                        Error::Data("a block did not fit in its worst-case size".into())
-                    })?;
+                    .ok_or(BLOCK_TOO_BIG)?;
             if place(nblock, &block[..n], zero_runs, &mut pos, &mut scratch)?.is_none() {
                 return Ok(None);
             }
@@ -349,9 +365,7 @@ fn compress_blocks(
             super::scratch::take,
             |scratch, nblock, out| {
                 let (n, z) =
-                    compress_block(plan, src, nblock, dict, scratch, out)?.ok_or_else(|| {
-                        Error::Data("a block did not fit in its worst-case size".into())
-                    })?;
+                    compress_block(plan, src, nblock, dict, scratch, out)?.ok_or(BLOCK_TOO_BIG)?;
                 written[nblock].0.store(n, Ordering::Relaxed);
                 written[nblock].1.store(z, Ordering::Relaxed);
                 Ok(())
@@ -400,14 +414,16 @@ fn compress_block(
     let filtered = filter_block(plan, src, nblock, scratch)?;
     let ns = nstreams(plan, filtered.len());
     let neblock = filtered.len() / ns;
-    let ctx = CodecCtx {
+    let ctx = BlockContext {
         clevel: plan.cparams.clevel,
         meta: plan.cparams.codec_meta,
         typesize: plan.typesize,
         blocksize: plan.blocksize,
         nblock,
+        offset: nblock * plan.blocksize,
         dict,
         nd: plan.cparams.nd.as_deref(),
+        ..BlockContext::default()
     };
     let mut pos = 0;
     let mut all_zero_runs = true;
@@ -435,7 +451,7 @@ fn compress_stream(
     codec: &dyn Codec,
     stream: &[u8],
     out: &mut [u8],
-    ctx: &CodecCtx<'_>,
+    ctx: &BlockContext<'_>,
 ) -> Result<Option<(usize, bool)>> {
     let neblock = stream.len();
     if out.len() < 4 {

@@ -4,11 +4,11 @@
 use super::{
     compress_ctx, decompress_ctx, job_threads, max_compressed_len, CParams, Context, DParams,
 };
-use crate::error::{Error, Result};
+use crate::error::{Error, Expected, Result};
 use crate::format::chunk::{ChunkHeader, MAX_BUFFERSIZE};
 use std::sync::Mutex;
 
-/// Compresses `src` as consecutive chunks of `chunk_bytes` bytes (the last one may be
+/// Compresses `src` as consecutive chunks of `chunksize` bytes (the last one may be
 /// shorter), returning one Blosc2 chunk per piece, in order.
 ///
 /// With several chunks and several threads, whole chunks are spread over the threads (each
@@ -16,21 +16,23 @@ use std::sync::Mutex;
 /// are the bytes [`super::compress`] gives for each piece, whatever the thread count.
 ///
 /// # Errors
-/// [`Error::InvalidParam`] when `chunk_bytes` is 0 or exceeds `BLOSC2_MAX_BUFFERSIZE`;
+/// [`Error::OutOfRange`] when `chunksize` is 0 or exceeds `BLOSC2_MAX_BUFFERSIZE`;
 /// otherwise as [`super::compress`].
 pub fn compress_chunks(
-    ctx: &Context<'_>,
+    ctx: &Context,
     cparams: &CParams,
     src: &[u8],
-    chunk_bytes: usize,
+    chunksize: usize,
 ) -> Result<Vec<Vec<u8>>> {
-    if chunk_bytes == 0 || chunk_bytes > MAX_BUFFERSIZE {
-        return Err(Error::InvalidParam(format!(
-            "chunk size {chunk_bytes} is not 1 to {MAX_BUFFERSIZE} bytes"
-        )));
+    if chunksize == 0 || chunksize > MAX_BUFFERSIZE {
+        return Err(Error::range(
+            "chunk size in bytes",
+            chunksize,
+            Expected::range(1, MAX_BUFFERSIZE),
+        ));
     }
-    let pieces: Vec<&[u8]> = src.chunks(chunk_bytes).collect();
-    let nthreads = job_threads(&ctx.runtime, cparams.nthreads, src.len());
+    let pieces: Vec<&[u8]> = src.chunks(chunksize).collect();
+    let nthreads = job_threads(ctx.runtime(), cparams.nthreads, src.len());
     let compress_one = |piece: &[u8], cparams: &CParams| -> Result<Vec<u8>> {
         let mut out = vec![0u8; max_compressed_len(piece.len())];
         let n = compress_ctx(ctx, cparams, piece, &mut out)?;
@@ -44,7 +46,7 @@ pub fn compress_chunks(
         nthreads: 1,
         ..cparams.clone()
     };
-    ctx.runtime
+    ctx.runtime()
         .map_index(pieces.len(), nthreads, |i| compress_one(pieces[i], &serial))
 }
 
@@ -55,7 +57,7 @@ pub fn compress_chunks(
 /// [`Error::DestinationTooSmall`] when the chunks hold more than `dst`; otherwise as
 /// [`super::decompress`] for the first chunk that fails.
 pub fn decompress_chunks(
-    ctx: &Context<'_>,
+    ctx: &Context,
     dparams: &DParams,
     chunks: &[&[u8]],
     dst: &mut [u8],
@@ -81,7 +83,7 @@ pub fn decompress_chunks(
         rest = tail;
         outs.push(Mutex::new(out));
     }
-    let nthreads = job_threads(&ctx.runtime, dparams.nthreads, total);
+    let nthreads = job_threads(ctx.runtime(), dparams.nthreads, total);
     let inner = if chunks.len() >= 2 && nthreads >= 2 {
         DParams {
             nthreads: 1,
@@ -90,7 +92,7 @@ pub fn decompress_chunks(
     } else {
         dparams.clone()
     };
-    ctx.runtime.for_each_index(chunks.len(), nthreads, |i| {
+    ctx.runtime().for_each_index(chunks.len(), nthreads, |i| {
         let mut out = outs[i]
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);

@@ -7,10 +7,10 @@
 //! little-endian ones on every platform, which is what C does on x86 and ARM.) The C encoder also
 //! receives the Blosc2 context but uses nothing from it (no typesize, no splitmode), so the
 //! output depends only on the clevel, the input and the output capacity. [`decompress`] accepts
-//! every stream C-Blosc2 (and Blosc1) writes, and returns [`Error::Data`] instead of reading or
+//! every stream C-Blosc2 (and Blosc1) writes, and returns [`Error::Codec`] instead of reading or
 //! writing out of bounds on corrupt input.
 //!
-//! Format: c-blosc2 `blosc/blosclz.c`; our digest is `codecs-filters.md` §3.
+//! Format: c-blosc2 `blosc/blosclz.c`; the stream and the encoder are described below.
 //!
 //! ## Stream
 //! A sequence of tokens. The first byte is a literal-run control with `0x20` ORed in as a
@@ -30,8 +30,9 @@
 //! far matches up to 73 724 bytes back, and at clevel 9 a second hash insert after each match.
 //!
 //! ```
-//! use strata::codecs::{Codec, CodecCtx, blosclz::Blosclz};
-//! let ctx = CodecCtx { clevel: 5, meta: 0, typesize: 1, blocksize: 10_000, nblock: 0, dict: None, nd: None };
+//! use strata::codecs::{Codec, blosclz::Blosclz};
+//! use strata::block::BlockContext;
+//! let ctx = BlockContext { clevel: 5, typesize: 1, blocksize: 10_000, ..BlockContext::default() };
 //! let src = b"BloscLZ: a round trip. ".repeat(435);
 //! let mut c = vec![0u8; src.len()];
 //! let n = Blosclz.compress(&src, &mut c, &ctx).unwrap();
@@ -43,8 +44,10 @@
 
 #![forbid(unsafe_code)]
 
-use super::{Codec, CodecCtx};
+use super::{Capabilities, Codec};
+use crate::block::BlockContext;
 use crate::error::{Error, Result};
+use crate::format::ids::CodecId;
 
 /// Longest literal run one control byte announces.
 const MAX_COPY: usize = 32;
@@ -68,8 +71,14 @@ const MIN_CRATIO: [f64; 10] = [0.0, 2.0, 1.5, 1.2, 1.2, 1.2, 1.2, 1.15, 1.1, 1.0
 pub struct Blosclz;
 
 impl Codec for Blosclz {
-    fn id(&self) -> u8 {
-        0
+    fn id(&self) -> CodecId {
+        CodecId::BLOSCLZ
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            split_max_clevel: Some(9),
+            ..Capabilities::default()
+        }
     }
     fn name(&self) -> &str {
         "blosclz"
@@ -77,10 +86,10 @@ impl Codec for Blosclz {
     fn format_code(&self) -> u8 {
         0
     }
-    fn compress(&self, src: &[u8], dst: &mut [u8], ctx: &CodecCtx<'_>) -> Result<usize> {
+    fn compress(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<usize> {
         Ok(compress(ctx.clevel, src, dst))
     }
-    fn decompress(&self, src: &[u8], dst: &mut [u8], _ctx: &CodecCtx<'_>) -> Result<usize> {
+    fn decompress(&self, src: &[u8], dst: &mut [u8], _ctx: &BlockContext<'_>) -> Result<usize> {
         decompress(src, dst)
     }
 }
@@ -370,7 +379,10 @@ fn emit_match(dst: &mut [u8], op: usize, len: usize, d: usize) -> Option<usize> 
 /// Builds the error for a corrupt stream.
 #[cold]
 fn corrupt(what: &str, ip: usize) -> Error {
-    Error::Data(format!("blosclz: {what} at stream byte {ip}"))
+    Error::Codec {
+        id: 0,
+        message: format!("blosclz: {what} at stream byte {ip}"),
+    }
 }
 
 /// Decompresses the stream `src` into `dst`, returning the number of bytes written.
@@ -381,7 +393,7 @@ fn corrupt(what: &str, ip: usize) -> Error {
 /// count may have been written to.
 ///
 /// # Errors
-/// [`Error::Data`] when `src` is empty or truncated, when a token would write past `dst`, or
+/// [`Error::Codec`] when `src` is empty or truncated, when a token would write past `dst`, or
 /// when a match reaches back before the start of `dst`.
 ///
 /// Format: c-blosc2 `blosc/blosclz.c` (`blosclz_decompress`).

@@ -6,8 +6,9 @@
 //! Format: c-blosc2 `blosc/blosc2.c` (`lz4hc_wrap_compress`).
 //!
 //! ```
-//! use strata::codecs::{Codec, CodecCtx, lz4hc::Lz4hc};
-//! let ctx = CodecCtx { clevel: 9, meta: 0, typesize: 1, blocksize: 4096, nblock: 0, dict: None, nd: None };
+//! use strata::codecs::{Codec, lz4hc::Lz4hc};
+//! use strata::block::BlockContext;
+//! let ctx = BlockContext { clevel: 9, typesize: 1, blocksize: 4096, ..BlockContext::default() };
 //! let src: Vec<u8> = (0..4096u32).map(|i| (i % 17) as u8).collect();
 //! let mut c = vec![0u8; 4096];
 //! let n = Lz4hc.compress(&src, &mut c, &ctx).unwrap();
@@ -16,16 +17,24 @@
 //! assert_eq!(d, src);
 //! ```
 
-use super::{Codec, CodecCtx};
+use super::{Capabilities, Codec};
+use crate::block::BlockContext;
 use crate::error::Result;
+use crate::format::ids::CodecId;
 
 /// The LZ4HC codec.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Lz4hc;
 
 impl Codec for Lz4hc {
-    fn id(&self) -> u8 {
-        2
+    fn id(&self) -> CodecId {
+        CodecId::LZ4HC
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            high_ratio: true,
+            ..Capabilities::default()
+        }
     }
     fn name(&self) -> &str {
         "lz4hc"
@@ -33,12 +42,12 @@ impl Codec for Lz4hc {
     fn format_code(&self) -> u8 {
         1
     }
-    fn compress(&self, src: &[u8], dst: &mut [u8], ctx: &CodecCtx<'_>) -> Result<usize> {
+    fn compress(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<usize> {
         let mode = ::lz4::block::CompressionMode::HIGHCOMPRESSION(i32::from(ctx.clevel));
         // liblz4 reports "does not fit" as an error; the pipeline then stores the stream raw.
         Ok(::lz4::block::compress_to_buffer(src, Some(mode), false, dst).unwrap_or(0))
     }
-    fn decompress(&self, src: &[u8], dst: &mut [u8], _ctx: &CodecCtx<'_>) -> Result<usize> {
-        super::lz4::decompress_block(src, dst)
+    fn decompress(&self, src: &[u8], dst: &mut [u8], _ctx: &BlockContext<'_>) -> Result<usize> {
+        super::lz4::decompress_block(2, src, dst)
     }
 }

@@ -11,8 +11,9 @@
 //! A codec sees one stream of one block at a time; the chunk pipeline does the rest.
 //! Format: c-blosc2 `include/blosc2.h` (`BLOSC_*` codec IDs and `BLOSC_*_FORMAT` codes).
 
+use crate::block::BlockContext;
 use crate::error::Result;
-use crate::format::b2nd::B2ndMeta;
+use crate::format::ids::CodecId;
 
 pub mod blosclz;
 pub mod lz4;
@@ -20,33 +21,35 @@ pub mod lz4hc;
 pub mod zlib;
 pub mod zstd;
 
-/// What a codec may need to know about the stream it handles.
-#[derive(Debug, Clone, Copy)]
-pub struct CodecCtx<'a> {
-    /// Compression level, 0 to 9 (0 never reaches a codec: the chunk is memcpyed).
-    pub clevel: u8,
-    /// The codec meta byte (chunk header byte 23, `compcode_meta`).
-    pub meta: u8,
-    /// Item size in bytes.
-    pub typesize: usize,
-    /// Block size of the chunk in bytes.
-    pub blocksize: usize,
-    /// Index of the block in the chunk.
-    pub nblock: usize,
-    /// A zstd dictionary (the chunk's dict section), if the chunk has one.
-    pub dict: Option<&'a [u8]>,
-    /// The N-d array the chunk belongs to (its b2nd metalayer), when the caller gave it
-    /// ([`crate::chunk::CParams::nd`], [`crate::chunk::DParams::nd`]); codecs such as ZFP need
-    /// its blockshape.
-    pub nd: Option<&'a B2ndMeta>,
+/// What a codec can do and what it needs, which the chunk pipeline asks instead of knowing
+/// codec IDs. The default (every field off) is what a plugin gets unless it declares more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Capabilities {
+    /// The codec takes a dictionary that the pipeline trains on the chunk (zstd's format;
+    /// [`crate::chunk::CParams::use_dict`] needs it) and stores in the chunk.
+    pub dict: bool,
+    /// The codec works on the items of the N-d array ([`BlockContext::nd`]) as numbers (ZFP): it
+    /// needs the array, and shuffle or bitshuffle may not reorder the bytes before it
+    /// (C-Blosc2 refuses that combination).
+    pub needs_nd: bool,
+    /// One of C-Blosc2's "high compression ratio" codecs (LZ4HC, Zlib, Zstd), which get larger
+    /// automatic block sizes.
+    pub high_ratio: bool,
+    /// The highest clevel at which the automatic split modes split shuffled blocks into one
+    /// stream per byte of the item (BloscLZ and LZ4: 9; Zstd: 5); `None` never splits.
+    pub split_max_clevel: Option<u8>,
 }
 
 /// A compression codec registered under a Blosc2 ID.
 pub trait Codec: Send + Sync {
     /// The Blosc2 codec ID (`compcode`, chunk header byte 22).
-    fn id(&self) -> u8;
+    fn id(&self) -> CodecId;
     /// The codec's name as Blosc2 spells it (`blosclz`, `lz4`, ...).
     fn name(&self) -> &str;
+    /// What the codec can do and needs; the default declares nothing.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
+    }
     /// The 3-bit format code stored in chunk flags bits 5–7 (6 = "codec in byte 22").
     fn format_code(&self) -> u8 {
         6
@@ -61,25 +64,25 @@ pub trait Codec: Send + Sync {
     ///
     /// # Errors
     /// A codec failure other than "does not fit".
-    fn compress(&self, src: &[u8], dst: &mut [u8], ctx: &CodecCtx<'_>) -> Result<usize>;
+    fn compress(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<usize>;
     /// Decompresses `src` into `dst`, returning the number of bytes written.
     ///
     /// # Errors
-    /// [`crate::Error::Data`] when `src` is not a valid stream or does not fit in `dst`.
-    fn decompress(&self, src: &[u8], dst: &mut [u8], ctx: &CodecCtx<'_>) -> Result<usize>;
+    /// [`crate::Error::Codec`] when `src` is not a valid stream or does not fit in `dst`.
+    fn decompress(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<usize>;
     /// Decompresses only the items `[start, start + dst.len() / typesize)` of an unsplit block
     /// (item indices in the block, C order) into `dst`, decoding as little of `src` as it can
     /// (ZFP's fixed-rate cells). `None` declines, and the pipeline decodes the whole block. The
     /// default declines.
     ///
     /// # Errors
-    /// [`crate::Error::Data`] when `src` is not a valid stream.
+    /// [`crate::Error::Codec`] when `src` is not a valid stream.
     fn decompress_items(
         &self,
         _src: &[u8],
         _dst: &mut [u8],
         _start: usize,
-        _ctx: &CodecCtx<'_>,
+        _ctx: &BlockContext<'_>,
     ) -> Result<Option<usize>> {
         Ok(None)
     }

@@ -6,8 +6,9 @@
 //! Format: c-blosc2 `blosc/blosc2.c` (`zlib_wrap_compress`, `zlib_wrap_decompress`).
 //!
 //! ```
-//! use strata::codecs::{Codec, CodecCtx, zlib::Zlib};
-//! let ctx = CodecCtx { clevel: 5, meta: 0, typesize: 1, blocksize: 1000, nblock: 0, dict: None, nd: None };
+//! use strata::codecs::{Codec, zlib::Zlib};
+//! use strata::block::BlockContext;
+//! let ctx = BlockContext { clevel: 5, typesize: 1, blocksize: 1000, ..BlockContext::default() };
 //! let src = b"climate grids compress well, climate grids compress well".repeat(20);
 //! let mut c = vec![0u8; src.len()];
 //! let n = Zlib.compress(&src, &mut c, &ctx).unwrap();
@@ -16,8 +17,10 @@
 //! assert_eq!(d, src);
 //! ```
 
-use super::{Codec, CodecCtx};
+use super::{Capabilities, Codec};
+use crate::block::BlockContext;
 use crate::error::{Error, Result};
+use crate::format::ids::CodecId;
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 
 /// The Zlib codec.
@@ -25,8 +28,14 @@ use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, 
 pub struct Zlib;
 
 impl Codec for Zlib {
-    fn id(&self) -> u8 {
-        4
+    fn id(&self) -> CodecId {
+        CodecId::ZLIB
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            high_ratio: true,
+            ..Capabilities::default()
+        }
     }
     fn name(&self) -> &str {
         "zlib"
@@ -34,7 +43,7 @@ impl Codec for Zlib {
     fn format_code(&self) -> u8 {
         3
     }
-    fn compress(&self, src: &[u8], dst: &mut [u8], ctx: &CodecCtx<'_>) -> Result<usize> {
+    fn compress(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<usize> {
         let mut z = Compress::new(Compression::new(u32::from(ctx.clevel.min(9))), true);
         match z.compress(src, dst, FlushCompress::Finish) {
             Ok(Status::StreamEnd) => Ok(usize::try_from(z.total_out()).unwrap_or(0)),
@@ -42,15 +51,21 @@ impl Codec for Zlib {
             Ok(_) | Err(_) => Ok(0),
         }
     }
-    fn decompress(&self, src: &[u8], dst: &mut [u8], _ctx: &CodecCtx<'_>) -> Result<usize> {
+    fn decompress(&self, src: &[u8], dst: &mut [u8], _ctx: &BlockContext<'_>) -> Result<usize> {
         let mut z = Decompress::new(true);
         match z.decompress(src, dst, FlushDecompress::Finish) {
-            Ok(Status::StreamEnd) => usize::try_from(z.total_out())
-                .map_err(|_| Error::Data("zlib: output size overflow".into())),
-            Ok(_) => Err(Error::Data(
-                "zlib: stream incomplete or output too small".into(),
-            )),
-            Err(e) => Err(Error::Data(format!("zlib: {e}"))),
+            Ok(Status::StreamEnd) => usize::try_from(z.total_out()).map_err(|_| Error::Internal {
+                what: "zlib wrote more bytes than the output holds",
+            }),
+            Ok(_) => Err(zlib("stream incomplete or output too small".into())),
+            Err(e) => Err(zlib(format!("{e}"))),
         }
+    }
+}
+
+fn zlib(message: String) -> Error {
+    Error::Codec {
+        id: 4,
+        message: format!("zlib: {message}"),
     }
 }

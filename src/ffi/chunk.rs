@@ -6,7 +6,7 @@
 #![allow(unsafe_code)]
 
 use super::params::strata_cparams;
-use super::{arg_mut, arg_ref, call, call_status, count, slice_in, slice_out};
+use super::{arg_mut, arg_ref, call_status, in_out, slice_in};
 use crate::chunk;
 use crate::format::chunk::{ChunkHeader, SpecialType};
 
@@ -63,7 +63,7 @@ impl From<&ChunkHeader> for strata_chunk_info {
             version: h.version,
             versionlz: h.versionlz,
             flags: h.flags,
-            codec: h.compcode,
+            codec: h.compcode.0,
             codec_meta: h.compcode_meta,
             special: h.special as u8,
             header_len: u8::try_from(h.header_len).unwrap_or(u8::MAX),
@@ -72,7 +72,7 @@ impl From<&ChunkHeader> for strata_chunk_info {
             nbytes: i(h.nbytes),
             blocksize: i(h.blocksize),
             cbytes: i(h.cbytes),
-            filters: h.filters,
+            filters: h.filters.map(u8::from),
             filters_meta: h.filters_meta,
         }
     }
@@ -96,17 +96,13 @@ pub unsafe extern "C" fn strata_compress(
     dst: *mut u8,
     dstlen: usize,
 ) -> i64 {
-    call(|| {
-        // SAFETY: the caller guarantees the pointers and lengths.
-        let (params, src, dst) = unsafe {
-            (
-                arg_ref(cparams, "cparams")?,
-                slice_in(src, srclen, "src")?,
-                slice_out(dst, dstlen, "dst")?,
-            )
-        };
-        Ok(count(chunk::compress(&params.to_cparams()?, src, dst)?))
-    })
+    let compress = |src: &[u8], dst: &mut [u8]| {
+        // SAFETY: the caller guarantees the pointer.
+        let params = unsafe { arg_ref(cparams, "cparams") }?.to_cparams()?;
+        Ok(chunk::compress(&params, src, dst)?)
+    };
+    // SAFETY: forwarded from the caller.
+    unsafe { in_out(src, srclen, dst, dstlen, compress) }
 }
 
 /// Decompresses the chunk at `src` (`srclen` bytes) into `dst` (`dstlen` bytes, at least the
@@ -125,16 +121,12 @@ pub unsafe extern "C" fn strata_decompress(
     dst: *mut u8,
     dstlen: usize,
 ) -> i64 {
-    call(|| {
-        // SAFETY: the caller guarantees the buffers' lengths.
-        let (src, dst) = unsafe {
-            (
-                slice_in(src, srclen, "src")?,
-                slice_out(dst, dstlen, "dst")?,
-            )
-        };
-        Ok(count(chunk::decompress(src, dst)?))
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        in_out(src, srclen, dst, dstlen, |s, d| {
+            Ok(chunk::decompress(s, d)?)
+        })
+    }
 }
 
 /// Copies items `[start, start + nitems)` (of the chunk's typesize) of the chunk at `src`
@@ -153,16 +145,12 @@ pub unsafe extern "C" fn strata_getitem(
     dst: *mut u8,
     dstlen: usize,
 ) -> i64 {
-    call(|| {
-        // SAFETY: the caller guarantees the buffers' lengths.
-        let (src, dst) = unsafe {
-            (
-                slice_in(src, srclen, "src")?,
-                slice_out(dst, dstlen, "dst")?,
-            )
-        };
-        Ok(count(chunk::getitem(src, start, nitems, dst)?))
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        in_out(src, srclen, dst, dstlen, |s, d| {
+            Ok(chunk::getitem(s, start, nitems, d)?)
+        })
+    }
 }
 
 /// Reads and validates the header of the chunk at `src` (`srclen` bytes, at least the

@@ -1,56 +1,21 @@
 //! Error codes and the per-thread last error message.
 //!
-//! The codes are [`crate::Error::code`]'s (`BLOSC2_ERROR_*` values where the meaning matches,
-//! Strata's from −1000 down), plus two that only the boundary returns: a NULL argument and a
-//! caught panic. The header's `STRATA_ERROR_*` macros list the same codes; a test checks
-//! that every code any error can have is a macro, and every macro a name
-//! [`strata_error_name`] knows.
+//! The codes are the table [`crate::error::CODES`] (`BLOSC2_ERROR_*` values where the meaning
+//! matches, Strata's from −1000 down); two of them only the boundary returns: a NULL argument
+//! and a caught panic. The header's `STRATA_ERROR_*` macros are the same table (a test below
+//! compares them line for line), and [`strata_error_name`] names every code in it.
 
 #![allow(unsafe_code)]
 
 use super::{call, name_out, slice_out};
-use crate::error::Error;
+use crate::error::{code, Error, Expected, CODES};
 use std::cell::RefCell;
 use std::ffi::c_char;
 
 /// Code returned when a Rust panic was caught at the boundary (a bug in Strata).
-pub const STRATA_ERROR_PANIC: i32 = -1001;
+pub const STRATA_ERROR_PANIC: i32 = code::PANIC;
 /// Code returned when a required pointer argument is NULL (`BLOSC2_ERROR_NULL_POINTER`).
-pub const STRATA_ERROR_NULL_POINTER: i32 = -32;
-
-/// Every code a C function can return, with its macro name (`STRATA_` + C-Blosc2's
-/// `BLOSC2_ERROR_*` name where the code is C-Blosc2's).
-const CODES: &[(i32, &str)] = &[
-    (-3, "STRATA_ERROR_DATA"),
-    (-4, "STRATA_ERROR_MEMORY_ALLOC"),
-    (-5, "STRATA_ERROR_READ_BUFFER"),
-    (-6, "STRATA_ERROR_WRITE_BUFFER"),
-    (-7, "STRATA_ERROR_CODEC_SUPPORT"),
-    (-8, "STRATA_ERROR_CODEC_PARAM"),
-    (-9, "STRATA_ERROR_CODEC_DICT"),
-    (-10, "STRATA_ERROR_VERSION_SUPPORT"),
-    (-11, "STRATA_ERROR_INVALID_HEADER"),
-    (-12, "STRATA_ERROR_INVALID_PARAM"),
-    (-13, "STRATA_ERROR_FILE_READ"),
-    (-14, "STRATA_ERROR_FILE_WRITE"),
-    (-15, "STRATA_ERROR_FILE_OPEN"),
-    (-17, "STRATA_ERROR_RUN_LENGTH"),
-    (-18, "STRATA_ERROR_FILTER_PIPELINE"),
-    (-19, "STRATA_ERROR_CHUNK_INSERT"),
-    (-20, "STRATA_ERROR_CHUNK_APPEND"),
-    (-21, "STRATA_ERROR_CHUNK_UPDATE"),
-    (-24, "STRATA_ERROR_FRAME_TYPE"),
-    (-25, "STRATA_ERROR_FILE_TRUNCATE"),
-    (-28, "STRATA_ERROR_FRAME_SPECIAL"),
-    (-31, "STRATA_ERROR_FILE_REMOVE"),
-    (STRATA_ERROR_NULL_POINTER, "STRATA_ERROR_NULL_POINTER"),
-    (-33, "STRATA_ERROR_INVALID_INDEX"),
-    (-34, "STRATA_ERROR_METALAYER_NOT_FOUND"),
-    (-35, "STRATA_ERROR_MAX_BUFSIZE_EXCEEDED"),
-    (-1000, "STRATA_ERROR_PLUGIN_PANIC"),
-    (STRATA_ERROR_PANIC, "STRATA_ERROR_PANIC"),
-    (-1002, "STRATA_ERROR_PLUGIN_LOAD"),
-];
+pub const STRATA_ERROR_NULL_POINTER: i32 = code::NULL_POINTER;
 
 thread_local! {
     static LAST_ERROR: RefCell<String> = const { RefCell::new(String::new()) };
@@ -105,146 +70,40 @@ pub unsafe extern "C" fn strata_error_name(code: i32, buf: *mut c_char, len: usi
     call(|| {
         let name = CODES
             .iter()
-            .find(|(c, _)| *c == code)
-            .map(|(_, n)| *n)
-            .ok_or_else(|| Error::InvalidParam(format!("{code} is not a Strata error code")))?;
+            .find(|(c, _, _)| *c == code)
+            .map(|(_, n, _)| format!("STRATA_ERROR_{n}"))
+            .ok_or_else(|| {
+                Error::range("error code", code, Expected::OneOf("a STRATA_ERROR_* code"))
+            })?;
         // SAFETY: forwarded from the caller.
-        unsafe { name_out(name, buf, len) }
+        unsafe { name_out(&name, buf, len) }
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::IoOp;
 
-    /// One error of every variant. The match below has no wildcard, so adding a variant to
-    /// [`Error`] fails to compile here until it is listed (and its code checked).
-    fn one_of_each() -> Vec<Error> {
-        let s = String::new;
-        let all = vec![
-            Error::Truncated {
-                what: "",
-                needed: 0,
-                available: 0,
-            },
-            Error::DestinationTooSmall {
-                needed: 0,
-                available: 0,
-            },
-            Error::InvalidHeader(s()),
-            Error::VersionSupport { version: 0 },
-            Error::UnknownCodec { id: 0 },
-            Error::UnknownFilter { id: 0 },
-            Error::CodecParam(s()),
-            Error::CodecDict(s()),
-            Error::Filter {
-                id: 0,
-                message: s(),
-            },
-            Error::Data(s()),
-            Error::RunLength(s()),
-            Error::InvalidParam(s()),
-            Error::InvalidIndex(s()),
-            Error::MaxBufsizeExceeded { size: 0, limit: 0 },
-            Error::MemoryAlloc(0),
-            Error::Frame {
-                path: s(),
-                what: s(),
-            },
-            Error::FrameType {
-                path: s(),
-                expected: "",
-                found: 0,
-            },
-            Error::ChunkAppend(s()),
-            Error::ChunkInsert(s()),
-            Error::ChunkUpdate(s()),
-            Error::MetalayerNotFound { name: s() },
-            Error::FrameSpecial(s()),
-            Error::PluginPanic { id: 0 },
-            Error::CodecNotFound {
-                id: 0,
-                searched: s(),
-            },
-            Error::FilterNotFound {
-                id: 0,
-                searched: s(),
-            },
-            Error::PluginLoad {
-                source_name: s(),
-                message: s(),
-            },
-        ];
-        let mut with_io = all;
-        for op in [
-            IoOp::Open,
-            IoOp::Read,
-            IoOp::Write,
-            IoOp::Sync,
-            IoOp::Truncate,
-            IoOp::Remove,
-        ] {
-            with_io.push(Error::Io {
-                path: s(),
-                op,
-                message: s(),
-            });
-        }
-        for e in &with_io {
-            match e {
-                Error::Truncated { .. }
-                | Error::DestinationTooSmall { .. }
-                | Error::InvalidHeader(_)
-                | Error::VersionSupport { .. }
-                | Error::UnknownCodec { .. }
-                | Error::UnknownFilter { .. }
-                | Error::CodecParam(_)
-                | Error::CodecDict(_)
-                | Error::Filter { .. }
-                | Error::Data(_)
-                | Error::RunLength(_)
-                | Error::InvalidParam(_)
-                | Error::InvalidIndex(_)
-                | Error::MaxBufsizeExceeded { .. }
-                | Error::MemoryAlloc(_)
-                | Error::Frame { .. }
-                | Error::FrameType { .. }
-                | Error::Io { .. }
-                | Error::ChunkAppend(_)
-                | Error::ChunkInsert(_)
-                | Error::ChunkUpdate(_)
-                | Error::MetalayerNotFound { .. }
-                | Error::FrameSpecial(_)
-                | Error::PluginPanic { .. }
-                | Error::CodecNotFound { .. }
-                | Error::FilterNotFound { .. }
-                | Error::PluginLoad { .. } => {}
-            }
-        }
-        with_io
-    }
-
+    /// The header's macros (written in `cbindgen.toml`, which generates `include/strata.h`)
+    /// are the table, line for line, with each code's meaning as its comment.
     #[test]
-    fn every_error_code_has_a_name() {
-        for e in one_of_each() {
-            assert!(
-                CODES.iter().any(|(c, _)| *c == e.code()),
-                "{e:?} has code {} with no STRATA_ERROR_* name",
-                e.code()
-            );
+    fn the_header_macros_follow_the_table() {
+        let config = include_str!("../../cbindgen.toml");
+        let mut want = String::new();
+        for (value, name, meaning) in CODES {
+            want.push_str(&format!(
+                "/* {meaning} */\n#define STRATA_ERROR_{name} {value}\n"
+            ));
         }
-    }
-
-    #[test]
-    fn names_are_unique_and_codes_negative() {
-        for (i, (c, n)) in CODES.iter().enumerate() {
-            assert!(*c < 0, "{n}");
-            assert!(n.starts_with("STRATA_ERROR_"), "{n}");
-            assert!(
-                CODES[..i].iter().all(|(c2, n2)| c2 != c && n2 != n),
-                "{n} twice"
-            );
-        }
+        let lines: Vec<&str> = config.lines().collect();
+        let found: String = lines
+            .windows(2)
+            .filter(|w| w[1].starts_with("#define STRATA_ERROR_"))
+            .map(|w| format!("{}\n{}\n", w[0], w[1]))
+            .collect();
+        assert_eq!(
+            found, want,
+            "cbindgen.toml's STRATA_ERROR_* block differs from CODES"
+        );
     }
 }

@@ -4,7 +4,8 @@
 //! One file per concept: [`error`] (codes, the per-thread last error), [`params`]
 //! (`strata_cparams`, `strata_dparams`, `strata_storage`), [`runtime`] (threads, pinning,
 //! cache sizes), [`chunk`] (one chunk), [`schunk`] (super-chunks and frames), [`ndarray`]
-//! (b2nd arrays), [`plugin`] (codec and filter plugins).
+//! (b2nd arrays), [`hdf5`] (HDF5 datasets as array handles), [`plugin`] (codec and filter
+//! plugins).
 //!
 //! Conventions (the header's preamble says the same to C users):
 //! * every function catches Rust panics at the boundary and returns `STRATA_ERROR_PANIC`
@@ -25,13 +26,19 @@
 //! `blosc2_dparams`, `blosc2_storage` (`include/blosc2.h`).
 
 #![allow(unsafe_code)]
+// The header's constants (cbindgen reads them from here) are named by no Rust code unless
+// `crate::capi` re-exports them for the tests (feature `test-kit`).
+#![cfg_attr(not(feature = "test-kit"), allow(dead_code))]
 
 use crate::error::Error;
 use std::ffi::{c_char, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+pub mod cache;
 pub mod chunk;
 pub mod error;
+mod handle;
+pub mod hdf5;
 pub mod ndarray;
 
 pub mod params;
@@ -45,7 +52,7 @@ pub use error::{STRATA_ERROR_NULL_POINTER, STRATA_ERROR_PANIC};
 pub const STRATA_ABI_VERSION: u32 = 1;
 
 /// Why a C call failed before or inside the library.
-enum Fail {
+pub(crate) enum Fail {
     /// A library error.
     Lib(Error),
     /// A required pointer argument was NULL (named).
@@ -58,7 +65,7 @@ impl From<Error> for Fail {
     }
 }
 
-type FfiResult<T> = Result<T, Fail>;
+pub(crate) type FfiResult<T> = Result<T, Fail>;
 
 /// Runs `body`; an error becomes its code (message kept for `strata_last_error`), a panic
 /// becomes [`STRATA_ERROR_PANIC`].
@@ -90,15 +97,6 @@ fn call(body: impl FnOnce() -> FfiResult<i64>) -> i64 {
 fn call_status(body: impl FnOnce() -> FfiResult<()>) -> i32 {
     // Codes are small negative numbers, so the narrowing keeps them.
     call(|| body().map(|()| 0)) as i32
-}
-
-/// Takes back a handle made by `Box::into_raw`; `None` for NULL.
-///
-/// # Safety
-/// `ptr` must be NULL or a live handle made by `Box::into_raw`, not used again after the call.
-unsafe fn take_handle<T>(ptr: *mut T) -> Option<Box<T>> {
-    // SAFETY: non-null, and the caller gives up a handle made by Box::into_raw.
-    (!ptr.is_null()).then(|| unsafe { Box::from_raw(ptr) })
 }
 
 /// A count or size as the `int64_t` the C functions return.
@@ -148,8 +146,7 @@ unsafe fn str_in<'a>(ptr: *const c_char, what: &'static str) -> FfiResult<&'a st
     }
     // SAFETY: non-NULL and NUL-terminated by the caller's guarantee.
     let s = unsafe { CStr::from_ptr(ptr) };
-    s.to_str()
-        .map_err(|_| Error::InvalidParam(format!("{what} is not UTF-8")).into())
+    s.to_str().map_err(|_| Error::NotUtf8 { what }.into())
 }
 
 /// `&T` from a C pointer, or a NULL-pointer failure naming the argument.
@@ -170,26 +167,64 @@ unsafe fn arg_mut<'a, T>(ptr: *mut T, what: &'static str) -> FfiResult<&'a mut T
     unsafe { ptr.as_mut() }.ok_or(Fail::Null(what))
 }
 
-/// Copies `bytes` into the caller's buffer `(dst, dstlen)` following the size-query rule:
-/// `dst == NULL && dstlen == 0` only asks for the size; a too-small buffer is
-/// [`Error::DestinationTooSmall`]. Returns `bytes.len()`.
+/// Runs `f` over the caller's input `(src, srclen)` and output `(dst, dstlen)`; returns the
+/// bytes it wrote.
+///
+/// # Safety
+/// `src` readable for `srclen` bytes; `dst` writable for `dstlen` bytes, not overlapping `src`.
+unsafe fn in_out(
+    src: *const u8,
+    srclen: usize,
+    dst: *mut u8,
+    dstlen: usize,
+    f: impl FnOnce(&[u8], &mut [u8]) -> FfiResult<usize>,
+) -> i64 {
+    call(|| {
+        // SAFETY: forwarded from the caller.
+        let (src, dst) = unsafe {
+            (
+                slice_in(src, srclen, "src")?,
+                slice_out(dst, dstlen, "dst")?,
+            )
+        };
+        Ok(count(f(src, dst)?))
+    })
+}
+
+/// The first `need` bytes of the caller's buffer `(dst, dstlen)`, or `None` when the call only
+/// asks for the size (`dst == NULL && dstlen == 0`); [`Error::DestinationTooSmall`] when the
+/// buffer is shorter.
+///
+/// # Safety
+/// `dst` must be NULL or valid for writes of `dstlen` bytes for the returned lifetime.
+unsafe fn out_buffer<'a>(
+    dst: *mut u8,
+    dstlen: usize,
+    need: usize,
+) -> FfiResult<Option<&'a mut [u8]>> {
+    if dst.is_null() && dstlen == 0 {
+        return Ok(None);
+    }
+    // SAFETY: forwarded from the caller.
+    let out = unsafe { slice_out(dst, dstlen, "dst") }?;
+    let available = out.len();
+    let out = out.get_mut(..need).ok_or(Error::DestinationTooSmall {
+        needed: need,
+        available,
+    })?;
+    Ok(Some(out))
+}
+
+/// Copies `bytes` into the caller's buffer `(dst, dstlen)` following the size-query rule
+/// ([`out_buffer`]). Returns `bytes.len()`.
 ///
 /// # Safety
 /// `dst` must be NULL or valid for writes of `dstlen` bytes.
 unsafe fn copy_out(bytes: &[u8], dst: *mut u8, dstlen: usize) -> FfiResult<i64> {
-    if dst.is_null() && dstlen == 0 {
-        return Ok(count(bytes.len()));
-    }
     // SAFETY: forwarded from the caller.
-    let out = unsafe { slice_out(dst, dstlen, "dst") }?;
-    let room = out.len();
-    let out = out
-        .get_mut(..bytes.len())
-        .ok_or(Error::DestinationTooSmall {
-            needed: bytes.len(),
-            available: room,
-        })?;
-    out.copy_from_slice(bytes);
+    if let Some(out) = unsafe { out_buffer(dst, dstlen, bytes.len()) }? {
+        out.copy_from_slice(bytes);
+    }
     Ok(count(bytes.len()))
 }
 
@@ -257,9 +292,15 @@ mod tests {
 
     #[test]
     fn errors_and_null_pointers_become_codes() {
-        let rc = call(|| Err(Error::Data("bad stream".into()).into()));
+        let rc = call(|| {
+            Err(Error::Codec {
+                id: 1,
+                message: "bad stream".into(),
+            }
+            .into())
+        });
         assert_eq!(rc, -3);
-        assert_eq!(last_error(), "corrupt data: bad stream");
+        assert_eq!(last_error(), "corrupt data: bad stream (codec 1)");
         // SAFETY: a NULL pointer with a length is refused before any read.
         let rc = call(|| unsafe { slice_in::<u8>(std::ptr::null(), 4, "src") }.map(|_| 0));
         assert_eq!(rc, i64::from(STRATA_ERROR_NULL_POINTER));

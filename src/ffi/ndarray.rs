@@ -11,17 +11,18 @@
 
 #![allow(unsafe_code)]
 
+use super::cache::strata_cache;
+use super::handle::{self, handle, Handle};
 use super::params::{strata_cparams, strata_dparams, strata_storage, sync_policy};
 use super::schunk::{location, open_mode};
 use super::{
-    arg_mut, arg_ref, call, call_status, copy_out, count, name_out, slice_in, slice_out, str_in,
-    take_handle, FfiResult,
+    arg_mut, arg_ref, call, call_status, count, name_out, out_buffer, slice_in, str_in, FfiResult,
 };
-use crate::error::Error;
+use crate::error::{Error, Expected};
 use crate::format::b2nd::MAX_DIM;
 use crate::ndarray::dtype::itemsize;
 use crate::ndarray::{ArrayParams, NdArray, Selection, Slice};
-use crate::schunk::{Location, SChunk};
+use crate::schunk::{Location, OpenOptions};
 use std::ffi::c_char;
 
 // The fixed arrays below hold one entry per dimension, up to b2nd's maximum.
@@ -70,27 +71,88 @@ pub struct strata_ndarray_info {
     pub cbytes: i64,
 }
 
-/// A b2nd N-d array in a frame (memory, `.b2nd` file or sparse directory). Opaque; made by
-/// `strata_ndarray_uninit`, `_zeros`, `_full`, `_from_buffer`, `_open`, `_from_cframe`;
-/// released by `strata_ndarray_close` or `strata_ndarray_free`.
+/// A b2nd N-d array in a frame (memory, `.b2nd` file or sparse directory), or a dataset of an
+/// HDF5 file opened for reading (`strata_ndarray_open_hdf5`). Opaque; made by
+/// `strata_ndarray_uninit`, `_zeros`, `_full`, `_from_buffer`, `_open`, `_from_cframe`,
+/// `_open_hdf5`; released by `strata_ndarray_close` or `strata_ndarray_free`.
 #[allow(non_camel_case_types)] // the C name
 pub struct strata_ndarray {
-    inner: NdArray,
+    inner: Held,
+}
+handle!(strata_ndarray, Held, "array");
+
+/// What a handle holds.
+pub(super) enum Held {
+    /// A b2nd array.
+    B2nd(NdArray),
+    /// An HDF5 dataset, read directly where its chunks are Blosc2 frames (read only).
+    #[cfg(feature = "hdf5")]
+    Hdf5(crate::hdf5::H5Dataset),
 }
 
 // One call at a time may change a handle; calls taking a `const` handle may overlap.
 const _: () = {
     const fn shareable<T: Send + Sync>() {}
     shareable::<NdArray>();
+    #[cfg(feature = "hdf5")]
+    shareable::<crate::hdf5::H5Dataset>();
 };
+
+impl Held {
+    /// The b2nd array; an HDF5 dataset's handle refuses calls that only arrays have.
+    pub(super) fn array(&self) -> crate::Result<&NdArray> {
+        match self {
+            Held::B2nd(a) => Ok(a),
+            #[cfg(feature = "hdf5")]
+            Held::Hdf5(d) => Err(read_only(d)),
+        }
+    }
+
+    fn array_mut(&mut self) -> crate::Result<&mut NdArray> {
+        match self {
+            Held::B2nd(a) => Ok(a),
+            #[cfg(feature = "hdf5")]
+            Held::Hdf5(d) => Err(read_only(d)),
+        }
+    }
+
+    fn shape(&self) -> &[usize] {
+        match self {
+            Held::B2nd(a) => a.shape(),
+            #[cfg(feature = "hdf5")]
+            Held::Hdf5(d) => d.shape(),
+        }
+    }
+
+    fn typesize(&self) -> usize {
+        match self {
+            Held::B2nd(a) => a.typesize(),
+            #[cfg(feature = "hdf5")]
+            Held::Hdf5(d) => d.typesize(),
+        }
+    }
+}
+
+#[cfg(feature = "hdf5")]
+fn read_only(d: &crate::hdf5::H5Dataset) -> Error {
+    let what = "an HDF5 dataset's handle reads slices only (export it to change it)";
+    Error::in_file(d.path().display().to_string(), Error::Unsupported { what })
+}
 
 /// The first `ndim` entries of a C array argument, checked against 0..=16.
 fn dims<T: Copy>(ndim: i32, all: &[T; 16]) -> crate::Result<&[T]> {
-    let n = usize::try_from(ndim)
-        .ok()
-        .filter(|&n| n <= MAX_DIM)
-        .ok_or_else(|| Error::InvalidParam(format!("ndim {ndim} is not 0 to {MAX_DIM}")))?;
-    Ok(&all[..n])
+    Ok(&all[..ndim_arg(ndim)?])
+}
+
+/// `values` (a shape or partition of the C API, `what` in messages) as the Rust API's sizes.
+fn sizes<T: Copy + Into<i64>>(what: &'static str, values: &[T]) -> crate::Result<Vec<usize>> {
+    values
+        .iter()
+        .map(|&v| {
+            let v: i64 = v.into();
+            usize::try_from(v).map_err(|_| Error::range(what, v, Expected::AtLeast(0)))
+        })
+        .collect()
 }
 
 /// A dimension count argument with its arrays' length.
@@ -98,7 +160,7 @@ fn ndim_arg(ndim: i32) -> crate::Result<usize> {
     usize::try_from(ndim)
         .ok()
         .filter(|&n| n <= MAX_DIM)
-        .ok_or_else(|| Error::InvalidParam(format!("ndim {ndim} is not 0 to {MAX_DIM}")))
+        .ok_or_else(|| Error::range("ndim", ndim, Expected::range(0, MAX_DIM)))
 }
 
 impl strata_ndarray_params {
@@ -127,18 +189,14 @@ impl strata_ndarray_params {
         dtype: *const c_char,
         storage: &super::params::Storage,
     ) -> FfiResult<ArrayParams> {
-        let ours = std::mem::size_of::<Self>();
-        if self.size < ours {
-            return Err(Error::InvalidParam(format!(
-                "strata_ndarray_params.size is {}, this library needs {ours} \
-                 (fill it with strata_ndarray_params_default)",
-                self.size
-            ))
-            .into());
-        }
-        let shape = dims(self.ndim, &self.shape)?;
-        let chunkshape = dims(self.ndim, &self.chunkshape)?;
-        let blockshape = dims(self.ndim, &self.blockshape)?;
+        super::params::check_size(
+            "strata_ndarray_params.size (fill it with strata_ndarray_params_default)",
+            self.size,
+            std::mem::size_of::<Self>(),
+        )?;
+        let shape = sizes("shape", dims(self.ndim, &self.shape)?)?;
+        let chunkshape = sizes("chunkshape", dims(self.ndim, &self.chunkshape)?)?;
+        let blockshape = sizes("blockshape", dims(self.ndim, &self.blockshape)?)?;
         let mut cparams = self.cparams.to_cparams()?;
         let dtype = if dtype.is_null() {
             None
@@ -150,19 +208,19 @@ impl strata_ndarray_params {
         };
         // SAFETY: a reference is a valid pointer.
         let dparams = unsafe { strata_dparams::read_or_default(&self.dparams) }?;
-        let mut p = ArrayParams::new(shape, cparams.typesize)
-            .cparams(&cparams)
-            .dparams(&dparams)
-            .overwrite(storage.overwrite)
-            .sync(storage.sync);
+        let mut p = ArrayParams::new(&shape, cparams.typesize)
+            .with_cparams(&cparams)
+            .with_dparams(&dparams)
+            .with_overwrite(storage.overwrite)
+            .with_sync(storage.sync);
         if chunkshape.iter().any(|&c| c != 0) {
-            p = p.chunkshape(chunkshape);
+            p = p.with_chunkshape(&chunkshape);
         }
         if blockshape.iter().any(|&b| b != 0) {
-            p = p.blockshape(blockshape);
+            p = p.with_blockshape(&blockshape);
         }
         if let Some(d) = dtype {
-            p = p.dtype(d);
+            p = p.with_dtype(d);
         }
         Ok(p)
     }
@@ -223,7 +281,7 @@ unsafe fn create(
             Fill::Full(v) => NdArray::full(&p, &loc, v)?,
             Fill::Buffer(b) => NdArray::from_buffer(&p, &loc, b)?,
         };
-        *out = Box::into_raw(Box::new(strata_ndarray { inner: arr }));
+        strata_ndarray::hand_out(out, Held::B2nd(arr));
         Ok(())
     })
 }
@@ -324,9 +382,14 @@ pub unsafe extern "C" fn strata_ndarray_from_buffer(
 
 /// Opens the `.b2nd` file or sparse directory at `urlpath` (`mode` `STRATA_OPEN_READ` or
 /// `STRATA_OPEN_READWRITE`; `sync` a `STRATA_SYNC_*` value) and writes its handle to `*out`.
+/// An `http://` or `https://` URL opens a remote array, read-only, read lazily over HTTP
+/// byte ranges (`STRATA_HTTP_CONNECT_TIMEOUT`, `STRATA_HTTP_READ_TIMEOUT`,
+/// `STRATA_HTTP_RETRIES` from the environment).
 /// Returns 0, or `STRATA_ERROR_FILE_OPEN`, `STRATA_ERROR_INVALID_HEADER` (not a frame),
 /// `STRATA_ERROR_METALAYER_NOT_FOUND` (a frame without a `b2nd` metalayer),
-/// `STRATA_ERROR_INVALID_PARAM`.
+/// `STRATA_ERROR_INVALID_PARAM` (also: a URL with a write mode), `STRATA_ERROR_REMOTE` (the
+/// server refused, could not be reached, or the file changed; the message names the URL and
+/// the status).
 ///
 /// # Safety
 /// `urlpath` NULL or NUL-terminated; `out` NULL or writable.
@@ -340,9 +403,9 @@ pub unsafe extern "C" fn strata_ndarray_open(
     call_status(|| {
         // SAFETY: the caller guarantees the pointers.
         let (out, path) = unsafe { (arg_mut(out, "out")?, str_in(urlpath, "urlpath")?) };
-        let schunk = SChunk::open_with(path, open_mode(mode)?, sync_policy(sync)?)?;
-        let inner = NdArray::from_schunk(schunk)?;
-        *out = Box::into_raw(Box::new(strata_ndarray { inner }));
+        let opts = OpenOptions::new(open_mode(mode)?).with_sync(sync_policy(sync)?);
+        let inner = NdArray::open_with(path, &opts)?;
+        strata_ndarray::hand_out(out, Held::B2nd(inner));
         Ok(())
     })
 }
@@ -359,18 +422,9 @@ pub unsafe extern "C" fn strata_ndarray_from_cframe(
     srclen: usize,
     out: *mut *mut strata_ndarray,
 ) -> i32 {
-    call_status(|| {
-        // SAFETY: the caller guarantees the pointers.
-        let (out, src) = unsafe { (arg_mut(out, "out")?, slice_in(src, srclen, "src")?) };
-        let mut bytes = Vec::new();
-        bytes
-            .try_reserve_exact(src.len())
-            .map_err(|_| Error::MemoryAlloc(src.len()))?;
-        bytes.extend_from_slice(src);
-        let inner = NdArray::from_cframe(bytes)?;
-        *out = Box::into_raw(Box::new(strata_ndarray { inner }));
-        Ok(())
-    })
+    let make = |bytes| Ok(Held::B2nd(NdArray::from_cframe(bytes)?));
+    // SAFETY: forwarded from the caller.
+    unsafe { handle::from_bytes(src, srclen, out, make) }
 }
 
 /// Copies the array as one contiguous frame (the bytes of a `.b2nd` file) into `dst`
@@ -385,13 +439,9 @@ pub unsafe extern "C" fn strata_ndarray_to_cframe(
     dst: *mut u8,
     dstlen: usize,
 ) -> i64 {
-    call(|| {
-        // SAFETY: the caller guarantees the handle.
-        let a = unsafe { arg_ref(array, "array") }?;
-        let frame = a.inner.to_cframe()?;
-        // SAFETY: forwarded from the caller.
-        unsafe { copy_out(&frame, dst, dstlen) }
-    })
+    let frame = |held: &Held| held.array()?.to_cframe();
+    // SAFETY: forwarded from the caller.
+    unsafe { handle::bytes_out(array, dst, dstlen, frame) }
 }
 
 /// Saves the array as a contiguous `.b2nd` file at `urlpath`, replacing any file there
@@ -407,8 +457,8 @@ pub unsafe extern "C" fn strata_ndarray_save(
 ) -> i32 {
     call_status(|| {
         // SAFETY: the caller guarantees the pointers.
-        let (a, path) = unsafe { (arg_ref(array, "array")?, str_in(urlpath, "urlpath")?) };
-        Ok(a.inner.save(path)?)
+        let (a, path) = unsafe { (strata_ndarray::get(array)?, str_in(urlpath, "urlpath")?) };
+        Ok(a.array()?.save(path)?)
     })
 }
 
@@ -419,13 +469,13 @@ pub unsafe extern "C" fn strata_ndarray_save(
 /// `array` NULL or a live handle, not used again after the call.
 #[no_mangle]
 pub unsafe extern "C" fn strata_ndarray_close(array: *mut strata_ndarray) -> i32 {
-    call_status(|| {
-        // SAFETY: forwarded from the caller.
-        match unsafe { take_handle(array) } {
-            Some(a) => Ok(a.inner.close()?),
-            None => Ok(()),
-        }
-    })
+    let close = |held| match held {
+        Held::B2nd(a) => NdArray::close(a),
+        #[cfg(feature = "hdf5")]
+        Held::Hdf5(_) => Ok(()),
+    };
+    // SAFETY: forwarded from the caller.
+    unsafe { handle::close(array, close) }
 }
 
 /// Frees the handle, flushing as `strata_ndarray_close` does but ignoring a failure; NULL
@@ -435,11 +485,8 @@ pub unsafe extern "C" fn strata_ndarray_close(array: *mut strata_ndarray) -> i32
 /// `array` NULL or a live handle, not used again after the call.
 #[no_mangle]
 pub unsafe extern "C" fn strata_ndarray_free(array: *mut strata_ndarray) {
-    call(|| {
-        // SAFETY: forwarded from the caller.
-        drop(unsafe { take_handle(array) });
-        Ok(0)
-    });
+    // SAFETY: forwarded from the caller.
+    unsafe { handle::free(array) }
 }
 
 /// Writes the array's dimensions, shapes, item size and sizes into `*out`. Returns 0 or
@@ -454,20 +501,49 @@ pub unsafe extern "C" fn strata_ndarray_get_info(
 ) -> i32 {
     call_status(|| {
         // SAFETY: the caller guarantees the pointers.
-        let (a, out) = unsafe { (arg_ref(array, "array")?, arg_mut(out, "out")?) };
-        let m = a.inner.meta();
+        let (a, out) = unsafe { (strata_ndarray::get(array)?, arg_mut(out, "out")?) };
+        let (shape, chunkshape, blockshape, cbytes): (Vec<i64>, Vec<i32>, Vec<i32>, u64) = match a {
+            Held::B2nd(arr) => {
+                let m = arr.meta();
+                (
+                    m.shape.clone(),
+                    m.chunkshape.clone(),
+                    m.blockshape.clone(),
+                    arr.cbytes(),
+                )
+            }
+            #[cfg(feature = "hdf5")]
+            Held::Hdf5(d) => {
+                let to_i32 = |v: &[usize]| {
+                    v.iter()
+                        .map(|&x| i32::try_from(x).unwrap_or(i32::MAX))
+                        .collect()
+                };
+                let chunks = d.chunkshape().unwrap_or(d.shape());
+                (
+                    d.shape().iter().map(|&x| count(x)).collect(),
+                    to_i32(chunks),
+                    to_i32(d.blockshape().unwrap_or(chunks)),
+                    d.storage_size(),
+                )
+            }
+        };
+        let ndim = shape.len().min(MAX_DIM);
+        let nbytes = shape
+            .iter()
+            .fold(a.typesize() as u64, |n, &d| n.saturating_mul(d as u64));
         let mut info = strata_ndarray_info {
-            ndim: i32::try_from(m.ndim()).unwrap_or(i32::MAX),
-            typesize: i32::try_from(a.inner.typesize()).unwrap_or(i32::MAX),
+            ndim: i32::try_from(ndim).unwrap_or(i32::MAX),
+            typesize: i32::try_from(a.typesize()).unwrap_or(i32::MAX),
             shape: [0; 16],
             chunkshape: [0; 16],
             blockshape: [0; 16],
-            nbytes: count(a.inner.nbytes()),
-            cbytes: count(a.inner.cbytes()),
+            nbytes: count(nbytes),
+            cbytes: count(cbytes),
         };
-        info.shape[..m.ndim()].copy_from_slice(&m.shape);
-        info.chunkshape[..m.ndim()].copy_from_slice(&m.chunkshape);
-        info.blockshape[..m.ndim()].copy_from_slice(&m.blockshape);
+        info.shape[..ndim].copy_from_slice(&shape[..ndim]);
+        info.chunkshape[..ndim].copy_from_slice(&chunkshape[..ndim]);
+        info.blockshape[..ndim].copy_from_slice(&blockshape[..ndim]);
         *out = info;
         Ok(())
     })
@@ -488,11 +564,14 @@ pub unsafe extern "C" fn strata_ndarray_dtype(
 ) -> i64 {
     call(|| {
         // SAFETY: the caller guarantees the handle.
-        let a = unsafe { arg_ref(array, "array") }?;
-        let dtype = a
-            .inner
-            .dtype()
-            .map_or_else(|| format!("|S{}", a.inner.typesize()), str::to_string);
+        let a = unsafe { strata_ndarray::get(array) }?;
+        let dtype = match a {
+            Held::B2nd(arr) => arr
+                .dtype()
+                .map_or_else(|| format!("|S{}", arr.typesize()), str::to_string),
+            #[cfg(feature = "hdf5")]
+            Held::Hdf5(d) => d.dtype().to_string(),
+        };
         // SAFETY: forwarded from the caller.
         unsafe { name_out(&dtype, buf, len) }
     })
@@ -511,9 +590,43 @@ pub unsafe extern "C" fn strata_ndarray_set_nthreads(
 ) -> i32 {
     call_status(|| {
         // SAFETY: the caller guarantees the handle.
-        let a = unsafe { arg_mut(array, "array") }?;
-        a.inner
-            .set_nthreads(compress_nthreads as usize, decompress_nthreads as usize);
+        let a = unsafe { strata_ndarray::get_mut(array) }?;
+        match a {
+            Held::B2nd(arr) => {
+                arr.set_nthreads(compress_nthreads as usize, decompress_nthreads as usize);
+            }
+            #[cfg(feature = "hdf5")]
+            Held::Hdf5(d) => d.set_nthreads(decompress_nthreads as usize),
+        }
+        Ok(())
+    })
+}
+
+/// Makes the array read its blocks through `cache` (shared with every array given it; the
+/// handle keeps its own reference, so the cache may be freed before the array), or through
+/// none (`cache` NULL). Blocks are kept under the array's version: its file's identity when
+/// opened and its frame's state, so arrays of one file share them and a changed file opened
+/// again never gets old ones; an HDF5 dataset's under a version of its handle alone. Returns 0
+/// or `STRATA_ERROR_NULL_POINTER`.
+///
+/// # Safety
+/// `array` NULL or a live handle, not used by another thread during the call; `cache` NULL
+/// or a live cache handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_ndarray_set_cache(
+    array: *mut strata_ndarray,
+    cache: *const strata_cache,
+) -> i32 {
+    call_status(|| {
+        // SAFETY: the caller guarantees the handles.
+        let a = unsafe { strata_ndarray::get_mut(array) }?;
+        // SAFETY: as above; NULL detaches.
+        let c = unsafe { strata_cache::get_opt(cache) }.map(std::sync::Arc::clone);
+        match a {
+            Held::B2nd(arr) => arr.set_cache(c),
+            #[cfg(feature = "hdf5")]
+            Held::Hdf5(d) => d.set_cache(c),
+        }
         Ok(())
     })
 }
@@ -565,23 +678,27 @@ pub unsafe extern "C" fn strata_ndarray_get_slice(
 ) -> i64 {
     call(|| {
         // SAFETY: the caller guarantees the pointers.
-        let (a, sl) = unsafe { (arg_ref(array, "array")?, slices(ndim, start, stop, step)?) };
-        let sel = Selection::new(a.inner.shape(), &sl)?;
+        let (a, sl) = unsafe {
+            (
+                strata_ndarray::get(array)?,
+                slices(ndim, start, stop, step)?,
+            )
+        };
+        let sel = Selection::new(a.shape(), &sl)?;
         let need = sel
             .nitems()
-            .and_then(|n| n.checked_mul(a.inner.typesize()))
-            .ok_or_else(|| Error::InvalidParam("the selection's size overflows".into()))?;
-        if dst.is_null() && dstlen == 0 {
-            return Ok(count(need));
-        }
+            .and_then(|n| n.checked_mul(a.typesize()))
+            .ok_or(Error::Overflow {
+                what: "the selection's size in bytes",
+            })?;
         // SAFETY: the caller guarantees `dstlen` writable bytes.
-        let out = unsafe { slice_out(dst, dstlen, "dst") }?;
-        let room = out.len();
-        let out = out.get_mut(..need).ok_or(Error::DestinationTooSmall {
-            needed: need,
-            available: room,
-        })?;
-        a.inner.get_slice(&sl, out)?;
+        if let Some(out) = unsafe { out_buffer(dst, dstlen, need) }? {
+            match a {
+                Held::B2nd(arr) => arr.get_slice(&sl, out)?,
+                #[cfg(feature = "hdf5")]
+                Held::Hdf5(d) => d.get_slice(&sl, out)?,
+            };
+        }
         Ok(count(need))
     })
 }
@@ -608,12 +725,12 @@ pub unsafe extern "C" fn strata_ndarray_set_slice(
         // SAFETY: the caller guarantees the pointers.
         let (a, sl, src) = unsafe {
             (
-                arg_mut(array, "array")?,
+                strata_ndarray::get_mut(array)?,
                 slices(ndim, start, stop, step)?,
                 slice_in(src, srclen, "src")?,
             )
         };
-        a.inner.set_slice(&sl, src)?;
+        a.array_mut()?.set_slice(&sl, src)?;
         Ok(())
     })
 }
@@ -636,11 +753,11 @@ pub unsafe extern "C" fn strata_ndarray_resize(
         // SAFETY: the caller guarantees the pointers.
         let (a, shape) = unsafe {
             (
-                arg_mut(array, "array")?,
+                strata_ndarray::get_mut(array)?,
                 slice_in(new_shape, n, "new_shape")?,
             )
         };
-        a.inner.resize(shape)?;
+        a.array_mut()?.resize(&sizes("new_shape", shape)?)?;
         Ok(())
     })
 }

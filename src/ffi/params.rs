@@ -10,8 +10,8 @@
 
 use super::{arg_mut, call_status, FfiResult};
 use crate::chunk::{CParams, DParams, SplitMode};
-use crate::error::Error;
-use crate::format::chunk::MAX_FILTERS;
+use crate::error::{Error, Expected};
+use crate::format::ids::{CodecId, FilterId};
 use crate::frame::SyncPolicy;
 
 /// Compression parameters, as C-Blosc2's `blosc2_cparams`.
@@ -78,12 +78,11 @@ pub struct strata_storage {
     pub chunksize: usize,
 }
 
-/// Fails unless the caller's struct is at least as large as this library's.
-fn check_size(what: &str, size: usize, ours: usize) -> crate::Result<()> {
+/// Fails unless the caller's struct is at least as large as this library's (`what` names
+/// its `size` field and the function that fills it).
+pub(super) fn check_size(what: &'static str, size: usize, ours: usize) -> crate::Result<()> {
     if size < ours {
-        return Err(Error::InvalidParam(format!(
-            "{what}.size is {size}, this library needs {ours} (fill it with {what}_default)"
-        )));
+        return Err(Error::range(what, size, Expected::at_least(ours)));
     }
     Ok(())
 }
@@ -92,13 +91,13 @@ impl From<&CParams> for strata_cparams {
     fn from(p: &CParams) -> Self {
         strata_cparams {
             size: std::mem::size_of::<strata_cparams>(),
-            codec: p.codec,
+            codec: p.codec.0,
             codec_meta: p.codec_meta,
             clevel: p.clevel,
             splitmode: p.splitmode as u8,
             typesize: u32::try_from(p.typesize).unwrap_or(u32::MAX),
             blocksize: u32::try_from(p.blocksize).unwrap_or(u32::MAX),
-            filters: p.filters,
+            filters: p.filters.map(u8::from),
             filters_meta: p.filters_meta,
             use_dict: u8::from(p.use_dict),
             nthreads: u32::try_from(p.nthreads).unwrap_or(u32::MAX),
@@ -109,11 +108,14 @@ impl From<&CParams> for strata_cparams {
 impl strata_cparams {
     /// The library's parameters.
     pub(super) fn to_cparams(self) -> crate::Result<CParams> {
-        check_size("strata_cparams", self.size, std::mem::size_of::<Self>())?;
-        let mut filters = [0u8; MAX_FILTERS];
-        filters.copy_from_slice(&self.filters);
+        check_size(
+            "strata_cparams.size (fill it with strata_cparams_default)",
+            self.size,
+            std::mem::size_of::<Self>(),
+        )?;
+        let filters = self.filters.map(FilterId);
         Ok(CParams {
-            codec: self.codec,
+            codec: CodecId(self.codec),
             codec_meta: self.codec_meta,
             clevel: self.clevel,
             typesize: self.typesize as usize,
@@ -150,7 +152,11 @@ impl strata_dparams {
         let Some(p) = (unsafe { p.as_ref() }) else {
             return Ok(DParams::default());
         };
-        check_size("strata_dparams", p.size, std::mem::size_of::<Self>())?;
+        check_size(
+            "strata_dparams.size (fill it with strata_dparams_default)",
+            p.size,
+            std::mem::size_of::<Self>(),
+        )?;
         Ok(DParams {
             nthreads: p.nthreads as usize,
             nd: None,
@@ -171,9 +177,11 @@ pub(super) fn sync_policy(code: u8) -> crate::Result<SyncPolicy> {
         STRATA_SYNC_NONE => Ok(SyncPolicy::None),
         STRATA_SYNC_ON_CLOSE => Ok(SyncPolicy::OnClose),
         STRATA_SYNC_EVERY_WRITE => Ok(SyncPolicy::EveryWrite),
-        other => Err(Error::InvalidParam(format!(
-            "sync {other} is not STRATA_SYNC_NONE (0), _ON_CLOSE (1) or _EVERY_WRITE (2)"
-        ))),
+        other => Err(Error::range(
+            "sync",
+            other,
+            Expected::OneOf("STRATA_SYNC_NONE (0), _ON_CLOSE (1) or _EVERY_WRITE (2)"),
+        )),
     }
 }
 
@@ -205,7 +213,11 @@ impl strata_storage {
         let s = unsafe { p.as_ref() }
             .copied()
             .unwrap_or_else(Self::defaults);
-        check_size("strata_storage", s.size, std::mem::size_of::<Self>())?;
+        check_size(
+            "strata_storage.size (fill it with strata_storage_default)",
+            s.size,
+            std::mem::size_of::<Self>(),
+        )?;
         Ok(Storage {
             sparse: s.sparse != 0,
             overwrite: s.overwrite != 0,

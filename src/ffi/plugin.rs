@@ -2,7 +2,7 @@
 //!
 //! The descriptor types (`strata_plugin`, `strata_block_ctx`, the `strata_*_fn` callbacks) come
 //! from the `strata-plugin-api` crate; see its docs and `plugins/examples/` for how to write a
-//! plugin. Format: `shared/spec/plugins-abi.md`.
+//! plugin. Format: `docs/plugins.md`.
 
 #![allow(unsafe_code)]
 

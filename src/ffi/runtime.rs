@@ -6,7 +6,7 @@
 #![allow(unsafe_code)]
 
 use super::{arg_mut, arg_ref, call_status};
-use crate::error::Error;
+use crate::error::{Error, Expected};
 use crate::scheduler::topology::Topology;
 use crate::scheduler::{Runtime, RuntimeConfig};
 
@@ -70,33 +70,30 @@ fn defaults() -> strata_runtime_config {
 
 impl strata_runtime_config {
     fn to_config(self) -> crate::Result<RuntimeConfig> {
-        let ours = std::mem::size_of::<Self>();
-        if self.size < ours {
-            return Err(Error::InvalidParam(format!(
-                "strata_runtime_config.size is {}, this library needs {ours} \
-                 (fill it with strata_runtime_config_default)",
-                self.size
-            )));
-        }
-        let workers =
-            match self.workers {
-                -1 => None,
-                n => Some(usize::try_from(n).map_err(|_| {
-                    Error::InvalidParam(format!("workers {n} is not -1 or a count"))
-                })?),
-            };
+        super::params::check_size(
+            "strata_runtime_config.size (fill it with strata_runtime_config_default)",
+            self.size,
+            std::mem::size_of::<Self>(),
+        )?;
+        let workers = match self.workers {
+            -1 => None,
+            n => Some(
+                usize::try_from(n)
+                    .map_err(|_| Error::range("workers", n, Expected::OneOf("-1 or a count")))?,
+            ),
+        };
         let nthreads = match self.nthreads {
             0 => None,
             n => Some(
                 usize::try_from(n)
-                    .map_err(|_| Error::InvalidParam(format!("nthreads {n} is negative")))?,
+                    .map_err(|_| Error::range("nthreads", n, Expected::AtLeast(0)))?,
             ),
         };
         let pin = match self.pin {
             -1 => None,
             0 => Some(false),
             1 => Some(true),
-            n => return Err(Error::InvalidParam(format!("pin {n} is not -1, 0 or 1"))),
+            n => return Err(Error::range("pin", n, Expected::OneOf("-1, 0 or 1"))),
         };
         let topology = (self.l1d != 0 || self.l2 != 0 || self.l3 != 0).then(|| {
             Topology::detect()
@@ -181,7 +178,7 @@ pub extern "C" fn strata_runtime_set_nthreads(nthreads: i32) -> i32 {
         let n = usize::try_from(nthreads)
             .ok()
             .filter(|&n| n > 0)
-            .ok_or_else(|| Error::InvalidParam(format!("nthreads {nthreads} is not ≥ 1")))?;
+            .ok_or_else(|| Error::range("nthreads", nthreads, Expected::AtLeast(1)))?;
         Runtime::global().set_nthreads(n);
         Ok(())
     })

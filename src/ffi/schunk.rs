@@ -3,20 +3,20 @@
 //! metalayers and vlmetalayers; contiguous-frame buffers.
 //!
 //! Format: C-Blosc2 `blosc/schunk.c`, `blosc/frame.c`, `README_CFRAME_FORMAT.rst`,
-//! `README_SFRAME_FORMAT.rst`; `shared/spec/frames.md`.
+//! `README_SFRAME_FORMAT.rst`; `docs/frame-format.md`.
 
 #![allow(unsafe_code)]
 
 use super::chunk::{STRATA_SPECIAL_NAN, STRATA_SPECIAL_UNINIT, STRATA_SPECIAL_ZERO};
+use super::handle::{self, handle, Handle};
 use super::params::{strata_cparams, strata_dparams, strata_storage, sync_policy};
 use super::{
-    arg_mut, arg_ref, call, call_status, copy_out, count, name_out, slice_in, slice_out, str_in,
-    take_handle, FfiResult,
+    arg_mut, call, call_status, copy_out, count, name_out, slice_in, slice_out, str_in, FfiResult,
 };
-use crate::error::Error;
+use crate::error::{Error, Expected};
 use crate::format::chunk::SpecialType;
 use crate::frame::OpenMode;
-use crate::schunk::{Location, SChunk, SChunkOptions};
+use crate::schunk::{Location, OpenOptions, SChunk, SChunkOptions};
 use std::ffi::c_char;
 use std::path::PathBuf;
 
@@ -35,6 +35,7 @@ pub const STRATA_OPEN_APPEND: u8 = 2;
 pub struct strata_schunk {
     inner: SChunk,
 }
+handle!(strata_schunk, SChunk, "schunk");
 
 // One call at a time may change a handle; calls taking a `const` handle may overlap.
 const _: () = {
@@ -48,15 +49,17 @@ pub(super) fn open_mode(code: u8) -> crate::Result<OpenMode> {
         STRATA_OPEN_READ => Ok(OpenMode::Read),
         STRATA_OPEN_READWRITE => Ok(OpenMode::ReadWrite),
         STRATA_OPEN_APPEND => Ok(OpenMode::Append),
-        other => Err(Error::InvalidParam(format!(
-            "open mode {other} is not STRATA_OPEN_READ (0), _READWRITE (1) or _APPEND (2)"
-        ))),
+        other => Err(Error::range(
+            "open mode",
+            other,
+            Expected::OneOf("STRATA_OPEN_READ (0), _READWRITE (1) or _APPEND (2)"),
+        )),
     }
 }
 
-/// A chunk index from C: negative is out of range.
-pub(super) fn index(n: i64) -> crate::Result<usize> {
-    usize::try_from(n).map_err(|_| Error::InvalidIndex(format!("index {n} is negative")))
+/// An index or count `n` of `what` from C: negative is out of range.
+pub(super) fn index(n: i64, what: &'static str) -> crate::Result<usize> {
+    usize::try_from(n).map_err(|_| Error::index(what, n, 0))
 }
 
 /// Where a new frame goes: `urlpath` NULL = memory.
@@ -66,7 +69,8 @@ pub(super) fn index(n: i64) -> crate::Result<usize> {
 pub(super) unsafe fn location(urlpath: *const c_char, sparse: bool) -> FfiResult<Location> {
     if urlpath.is_null() {
         if sparse {
-            return Err(Error::InvalidParam("a sparse frame needs a urlpath".into()).into());
+            let what = "a sparse frame needs a urlpath";
+            return Err(Error::Unsupported { what }.into());
         }
         return Ok(Location::Memory);
     }
@@ -77,11 +81,6 @@ pub(super) unsafe fn location(urlpath: *const c_char, sparse: bool) -> FfiResult
     } else {
         Location::File(path)
     })
-}
-
-/// Boxes a new handle into `*out`.
-fn hand_out(out: &mut *mut strata_schunk, inner: SChunk) {
-    *out = Box::into_raw(Box::new(strata_schunk { inner }));
 }
 
 /// Creates an empty super-chunk and writes its handle to `*out`.
@@ -119,15 +118,13 @@ pub unsafe extern "C" fn strata_schunk_create(
         };
         // SAFETY: forwarded from the caller.
         let loc = unsafe { location(urlpath, storage.sparse) }?;
-        let opts = SChunkOptions {
-            cparams,
-            dparams,
-            metalayers: Vec::new(),
-            chunksize: storage.chunksize,
-            sync: storage.sync,
-            overwrite: storage.overwrite,
-        };
-        hand_out(out, SChunk::create(&loc, &opts)?);
+        let opts = SChunkOptions::default()
+            .with_cparams(cparams)
+            .with_dparams(dparams)
+            .with_chunksize(storage.chunksize)
+            .with_sync(storage.sync)
+            .with_overwrite(storage.overwrite);
+        strata_schunk::hand_out(out, SChunk::create(&loc, &opts)?);
         Ok(())
     })
 }
@@ -135,11 +132,14 @@ pub unsafe extern "C" fn strata_schunk_create(
 /// Opens the frame at `urlpath` (a file: contiguous frame; a directory: sparse frame) and
 /// writes its handle to `*out`. `mode` is `STRATA_OPEN_READ`, `STRATA_OPEN_READWRITE` or
 /// `STRATA_OPEN_APPEND` (appends only); `sync` a `STRATA_SYNC_*` value; `dparams` may be
-/// NULL for the defaults.
+/// NULL for the defaults. An `http://` or `https://` URL opens a remote frame, read-only
+/// (`STRATA_OPEN_READ`), read lazily over HTTP byte ranges.
 ///
 /// Returns 0, or `STRATA_ERROR_FILE_OPEN` when the path cannot be opened,
 /// `STRATA_ERROR_INVALID_HEADER` for a malformed frame (the message names the file),
-/// `STRATA_ERROR_FRAME_TYPE`, `STRATA_ERROR_INVALID_PARAM` for a bad mode or sync.
+/// `STRATA_ERROR_FRAME_TYPE`, `STRATA_ERROR_INVALID_PARAM` for a bad mode or sync (or a
+/// write mode for a URL), `STRATA_ERROR_REMOTE` when the server refuses, cannot be reached
+/// or the file changed (the message names the URL and the status).
 ///
 /// # Safety
 /// `urlpath` NULL or NUL-terminated; `dparams` NULL or valid; `out` NULL or writable.
@@ -160,9 +160,10 @@ pub unsafe extern "C" fn strata_schunk_open(
                 strata_dparams::read_or_default(dparams)?,
             )
         };
-        let mut s = SChunk::open_with(path, open_mode(mode)?, sync_policy(sync)?)?;
+        let opts = OpenOptions::new(open_mode(mode)?).with_sync(sync_policy(sync)?);
+        let mut s = SChunk::open_with(path, &opts)?;
         s.set_nthreads(s.cparams().nthreads, dparams.nthreads);
-        hand_out(out, s);
+        strata_schunk::hand_out(out, s);
         Ok(())
     })
 }
@@ -179,17 +180,8 @@ pub unsafe extern "C" fn strata_schunk_from_cframe(
     srclen: usize,
     out: *mut *mut strata_schunk,
 ) -> i32 {
-    call_status(|| {
-        // SAFETY: the caller guarantees the pointers.
-        let (out, src) = unsafe { (arg_mut(out, "out")?, slice_in(src, srclen, "src")?) };
-        let mut bytes = Vec::new();
-        bytes
-            .try_reserve_exact(src.len())
-            .map_err(|_| Error::MemoryAlloc(src.len()))?;
-        bytes.extend_from_slice(src);
-        hand_out(out, SChunk::from_cframe(bytes)?);
-        Ok(())
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe { handle::from_bytes(src, srclen, out, SChunk::from_cframe) }
 }
 
 /// Copies the whole super-chunk as one contiguous frame (what `strata_schunk_from_cframe`
@@ -205,13 +197,8 @@ pub unsafe extern "C" fn strata_schunk_to_cframe(
     dst: *mut u8,
     dstlen: usize,
 ) -> i64 {
-    call(|| {
-        // SAFETY: the caller guarantees the handle.
-        let s = unsafe { arg_ref(schunk, "schunk") }?;
-        let frame = s.inner.to_cframe()?;
-        // SAFETY: forwarded from the caller.
-        unsafe { copy_out(&frame, dst, dstlen) }
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe { handle::bytes_out(schunk, dst, dstlen, SChunk::to_cframe) }
 }
 
 /// Copies the super-chunk (parameters, metalayers, vlmetalayers, chunks as stored) to
@@ -233,7 +220,7 @@ pub unsafe extern "C" fn strata_schunk_copy(
         // SAFETY: the caller guarantees the pointers.
         let (s, out, storage) = unsafe {
             (
-                arg_ref(schunk, "schunk")?,
+                strata_schunk::get(schunk)?,
                 arg_mut(out, "out")?,
                 strata_storage::read_or_default(storage)?,
             )
@@ -245,7 +232,7 @@ pub unsafe extern "C" fn strata_schunk_copy(
             overwrite: storage.overwrite,
             ..SChunkOptions::default()
         };
-        hand_out(out, s.inner.copy_to(&loc, &opts)?);
+        strata_schunk::hand_out(out, s.copy_to(&loc, &opts)?);
         Ok(())
     })
 }
@@ -259,8 +246,8 @@ pub unsafe extern "C" fn strata_schunk_copy(
 pub unsafe extern "C" fn strata_schunk_flush(schunk: *mut strata_schunk) -> i32 {
     call_status(|| {
         // SAFETY: the caller guarantees the handle.
-        let s = unsafe { arg_mut(schunk, "schunk") }?;
-        Ok(s.inner.flush()?)
+        let s = unsafe { strata_schunk::get_mut(schunk) }?;
+        Ok(s.flush()?)
     })
 }
 
@@ -271,13 +258,8 @@ pub unsafe extern "C" fn strata_schunk_flush(schunk: *mut strata_schunk) -> i32 
 /// `schunk` NULL or a live handle, not used again after the call.
 #[no_mangle]
 pub unsafe extern "C" fn strata_schunk_close(schunk: *mut strata_schunk) -> i32 {
-    call_status(|| {
-        // SAFETY: forwarded from the caller.
-        match unsafe { take_handle(schunk) } {
-            Some(s) => Ok(s.inner.close()?),
-            None => Ok(()),
-        }
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe { handle::close(schunk, SChunk::close) }
 }
 
 /// Frees the handle, flushing as `strata_schunk_close` does but ignoring a failure; NULL
@@ -287,11 +269,8 @@ pub unsafe extern "C" fn strata_schunk_close(schunk: *mut strata_schunk) -> i32 
 /// `schunk` NULL or a live handle, not used again after the call.
 #[no_mangle]
 pub unsafe extern "C" fn strata_schunk_free(schunk: *mut strata_schunk) {
-    call(|| {
-        // SAFETY: forwarded from the caller.
-        drop(unsafe { take_handle(schunk) });
-        Ok(0)
-    });
+    // SAFETY: forwarded from the caller.
+    unsafe { handle::free(schunk) }
 }
 
 /// Runs `f` on the handle's super-chunk.
@@ -300,8 +279,8 @@ pub unsafe extern "C" fn strata_schunk_free(schunk: *mut strata_schunk) {
 /// `schunk` NULL or a live handle.
 unsafe fn with<T>(schunk: *const strata_schunk, f: impl FnOnce(&SChunk) -> T) -> FfiResult<T> {
     // SAFETY: forwarded from the caller.
-    let s = unsafe { arg_ref(schunk, "schunk") }?;
-    Ok(f(&s.inner))
+    let s = unsafe { strata_schunk::get(schunk) }?;
+    Ok(f(s))
 }
 
 /// Number of chunks, or `STRATA_ERROR_NULL_POINTER`.
@@ -379,8 +358,8 @@ pub unsafe extern "C" fn strata_schunk_get_cparams(
 ) -> i32 {
     call_status(|| {
         // SAFETY: the caller guarantees the pointers.
-        let (s, out) = unsafe { (arg_ref(schunk, "schunk")?, arg_mut(out, "out")?) };
-        *out = strata_cparams::from(s.inner.cparams());
+        let (s, out) = unsafe { (strata_schunk::get(schunk)?, arg_mut(out, "out")?) };
+        *out = strata_cparams::from(s.cparams());
         Ok(())
     })
 }
@@ -399,9 +378,8 @@ pub unsafe extern "C" fn strata_schunk_set_nthreads(
 ) -> i32 {
     call_status(|| {
         // SAFETY: the caller guarantees the handle.
-        let s = unsafe { arg_mut(schunk, "schunk") }?;
-        s.inner
-            .set_nthreads(compress_nthreads as usize, decompress_nthreads as usize);
+        let s = unsafe { strata_schunk::get_mut(schunk) }?;
+        s.set_nthreads(compress_nthreads as usize, decompress_nthreads as usize);
         Ok(())
     })
 }
@@ -418,8 +396,53 @@ unsafe fn with_input(
     f: impl FnOnce(&mut SChunk, &[u8]) -> crate::Result<i64>,
 ) -> FfiResult<i64> {
     // SAFETY: forwarded from the caller.
-    let (s, data) = unsafe { (arg_mut(schunk, "schunk")?, slice_in(ptr, len, "src")?) };
-    Ok(f(&mut s.inner, data)?)
+    let (s, data) = unsafe { (strata_schunk::get_mut(schunk)?, slice_in(ptr, len, "src")?) };
+    Ok(f(s, data)?)
+}
+
+/// Runs `f` on the handle's super-chunk, mutably, with the C string `name` and `(ptr, len)` as
+/// a byte slice; returns 0 or the error code.
+///
+/// # Safety
+/// As [`with_input`]; `name` NULL or NUL-terminated.
+unsafe fn named_input(
+    schunk: *mut strata_schunk,
+    name: *const c_char,
+    ptr: *const u8,
+    len: usize,
+    f: impl FnOnce(&mut SChunk, &str, &[u8]) -> crate::Result<()>,
+) -> i32 {
+    call_status(|| {
+        // SAFETY: forwarded from the caller.
+        let name = unsafe { str_in(name, "name") }?;
+        // SAFETY: forwarded from the caller.
+        unsafe { with_input(schunk, ptr, len, |s, data| f(s, name, data).map(|()| 0)) }?;
+        Ok(())
+    })
+}
+
+/// Copies name `i` of `names(super-chunk)` (of `what`) NUL-terminated into `(buf, len)` with
+/// the size-query rule.
+///
+/// # Safety
+/// `schunk` NULL or a live handle; `buf` NULL or writable for `len` bytes.
+unsafe fn nth_name(
+    schunk: *const strata_schunk,
+    i: i64,
+    buf: *mut c_char,
+    len: usize,
+    what: &'static str,
+    names: impl FnOnce(&SChunk) -> Vec<&str>,
+) -> i64 {
+    call(|| {
+        // SAFETY: forwarded from the caller.
+        let names = names(unsafe { strata_schunk::get(schunk) }?);
+        let name = names
+            .get(index(i, what)?)
+            .ok_or_else(|| Error::index(what, i, names.len()))?;
+        // SAFETY: forwarded from the caller.
+        unsafe { name_out(name, buf, len) }
+    })
 }
 
 /// Compresses `srclen` bytes at `src` as one chunk with the super-chunk's cparams and
@@ -493,7 +516,7 @@ pub unsafe extern "C" fn strata_schunk_insert_chunk(
     chunklen: usize,
 ) -> i64 {
     call(|| {
-        let n = index(nchunk)?;
+        let n = index(nchunk, "chunk")?;
         // SAFETY: forwarded from the caller.
         unsafe {
             with_input(schunk, chunk, chunklen, |s, c| {
@@ -517,7 +540,7 @@ pub unsafe extern "C" fn strata_schunk_update_chunk(
     chunklen: usize,
 ) -> i32 {
     call(|| {
-        let n = index(nchunk)?;
+        let n = index(nchunk, "chunk")?;
         // SAFETY: forwarded from the caller.
         unsafe {
             with_input(schunk, chunk, chunklen, |s, c| {
@@ -549,7 +572,7 @@ pub unsafe extern "C" fn strata_schunk_update_chunks(
         // SAFETY: forwarded from the caller.
         let (s, numbers, ptrs, lens) = unsafe {
             (
-                arg_mut(schunk, "schunk")?,
+                strata_schunk::get_mut(schunk)?,
                 slice_in(nchunks, n, "nchunks")?,
                 slice_in(chunks, n, "chunks")?,
                 slice_in(chunklens, n, "chunklens")?,
@@ -559,9 +582,9 @@ pub unsafe extern "C" fn strata_schunk_update_chunks(
         for ((&number, &ptr), &len) in numbers.iter().zip(ptrs).zip(lens) {
             // SAFETY: the caller guarantees each `chunks[i]` readable for `chunklens[i]`.
             let chunk = unsafe { slice_in(ptr, len, "chunks[i]")? };
-            updates.push((index(number)?, chunk));
+            updates.push((index(number, "chunk")?, chunk));
         }
-        Ok(s.inner.update_chunks(&updates)?)
+        Ok(s.update_chunks(&updates)?)
     })
 }
 
@@ -578,7 +601,7 @@ pub unsafe extern "C" fn strata_schunk_update_buffer(
     srclen: usize,
 ) -> i32 {
     call(|| {
-        let n = index(nchunk)?;
+        let n = index(nchunk, "chunk")?;
         // SAFETY: forwarded from the caller.
         unsafe {
             with_input(schunk, src, srclen, |s, d| {
@@ -599,7 +622,7 @@ pub unsafe extern "C" fn strata_schunk_delete_chunk(
     nchunk: i64,
 ) -> i64 {
     call(|| {
-        let n = index(nchunk)?;
+        let n = index(nchunk, "chunk")?;
         // SAFETY: forwarded from the caller.
         unsafe {
             with_input(schunk, std::ptr::null(), 0, |s, _| {
@@ -629,14 +652,12 @@ pub unsafe extern "C" fn strata_schunk_fill_special(
             STRATA_SPECIAL_NAN => SpecialType::Nan,
             STRATA_SPECIAL_UNINIT => SpecialType::Uninit,
             other => {
-                return Err(Error::InvalidParam(format!(
-                    "special {other} is not STRATA_SPECIAL_ZERO, _NAN or _UNINIT"
-                ))
-                .into())
+                let kinds = Expected::OneOf("STRATA_SPECIAL_ZERO, _NAN or _UNINIT");
+                return Err(Error::range("special", other, kinds).into());
             }
         };
         let nitems = u64::try_from(nitems)
-            .map_err(|_| Error::InvalidParam(format!("nitems {nitems} is negative")))?;
+            .map_err(|_| Error::range("nitems", nitems, Expected::AtLeast(0)))?;
         // SAFETY: forwarded from the caller.
         unsafe {
             with_input(schunk, std::ptr::null(), 0, |s, _| {
@@ -662,8 +683,8 @@ pub unsafe extern "C" fn strata_schunk_get_chunk(
 ) -> i64 {
     call(|| {
         // SAFETY: the caller guarantees the handle.
-        let s = unsafe { arg_ref(schunk, "schunk") }?;
-        let chunk = s.inner.chunk(index(nchunk)?)?;
+        let s = unsafe { strata_schunk::get(schunk) }?;
+        let chunk = s.chunk(index(nchunk, "chunk")?)?;
         // SAFETY: forwarded from the caller.
         unsafe { copy_out(&chunk, dst, dstlen) }
     })
@@ -684,8 +705,8 @@ pub unsafe extern "C" fn strata_schunk_decompress_chunk(
 ) -> i64 {
     call(|| {
         // SAFETY: the caller guarantees the pointers.
-        let (s, dst) = unsafe { (arg_ref(schunk, "schunk")?, slice_out(dst, dstlen, "dst")?) };
-        Ok(count(s.inner.decompress_chunk(index(nchunk)?, dst)?))
+        let (s, dst) = unsafe { (strata_schunk::get(schunk)?, slice_out(dst, dstlen, "dst")?) };
+        Ok(count(s.decompress_chunk(index(nchunk, "chunk")?, dst)?))
     })
 }
 
@@ -707,10 +728,13 @@ pub unsafe extern "C" fn strata_schunk_getitem(
 ) -> i64 {
     call(|| {
         // SAFETY: the caller guarantees the pointers.
-        let (s, dst) = unsafe { (arg_ref(schunk, "schunk")?, slice_out(dst, dstlen, "dst")?) };
-        let n = s
-            .inner
-            .getitem(index(nchunk)?, index(start)?, index(nitems)?, dst)?;
+        let (s, dst) = unsafe { (strata_schunk::get(schunk)?, slice_out(dst, dstlen, "dst")?) };
+        let n = s.getitem(
+            index(nchunk, "chunk")?,
+            index(start, "item")?,
+            index(nitems, "item count")?,
+            dst,
+        )?;
         Ok(count(n))
     })
 }
@@ -730,16 +754,8 @@ pub unsafe extern "C" fn strata_schunk_meta_add(
     content: *const u8,
     contentlen: usize,
 ) -> i32 {
-    call(|| {
-        // SAFETY: forwarded from the caller.
-        let name = unsafe { str_in(name, "name") }?;
-        // SAFETY: forwarded from the caller.
-        unsafe {
-            with_input(schunk, content, contentlen, |s, c| {
-                s.meta_add(name, c).map(|()| 0)
-            })
-        }
-    }) as i32
+    // SAFETY: forwarded from the caller.
+    unsafe { named_input(schunk, name, content, contentlen, SChunk::meta_add) }
 }
 
 /// Overwrites metalayer `name` in place with `contentlen` bytes (not longer than the stored
@@ -755,16 +771,8 @@ pub unsafe extern "C" fn strata_schunk_meta_update(
     content: *const u8,
     contentlen: usize,
 ) -> i32 {
-    call(|| {
-        // SAFETY: forwarded from the caller.
-        let name = unsafe { str_in(name, "name") }?;
-        // SAFETY: forwarded from the caller.
-        unsafe {
-            with_input(schunk, content, contentlen, |s, c| {
-                s.meta_update(name, c).map(|()| 0)
-            })
-        }
-    }) as i32
+    // SAFETY: forwarded from the caller.
+    unsafe { named_input(schunk, name, content, contentlen, SChunk::meta_update) }
 }
 
 /// Copies the content of metalayer `name` into `dst` (`dstlen` bytes; `NULL, 0` asks for the
@@ -783,9 +791,8 @@ pub unsafe extern "C" fn strata_schunk_meta_get(
 ) -> i64 {
     call(|| {
         // SAFETY: the caller guarantees the pointers.
-        let (s, name) = unsafe { (arg_ref(schunk, "schunk")?, str_in(name, "name")?) };
+        let (s, name) = unsafe { (strata_schunk::get(schunk)?, str_in(name, "name")?) };
         let content = s
-            .inner
             .meta(name)
             .ok_or_else(|| Error::MetalayerNotFound { name: name.into() })?;
         // SAFETY: forwarded from the caller.
@@ -817,16 +824,8 @@ pub unsafe extern "C" fn strata_schunk_meta_name(
     buf: *mut c_char,
     len: usize,
 ) -> i64 {
-    call(|| {
-        // SAFETY: the caller guarantees the handle.
-        let s = unsafe { arg_ref(schunk, "schunk") }?;
-        let names = s.inner.meta_names();
-        let name = names
-            .get(index(i)?)
-            .ok_or_else(|| Error::InvalidIndex(format!("metalayer {i} of {}", names.len())))?;
-        // SAFETY: forwarded from the caller.
-        unsafe { name_out(name, buf, len) }
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe { nth_name(schunk, i, buf, len, "metalayer", SChunk::meta_names) }
 }
 
 /// Sets vlmetalayer `name` (≤ 31 bytes) to `contentlen` bytes of `content`, compressed as
@@ -842,16 +841,9 @@ pub unsafe extern "C" fn strata_schunk_vlmeta_set(
     content: *const u8,
     contentlen: usize,
 ) -> i32 {
-    call(|| {
-        // SAFETY: forwarded from the caller.
-        let name = unsafe { str_in(name, "name") }?;
-        // SAFETY: forwarded from the caller.
-        unsafe {
-            with_input(schunk, content, contentlen, |s, c| {
-                s.vlmeta_set(name, c, None).map(|()| 0)
-            })
-        }
-    }) as i32
+    let set = |s: &mut SChunk, name: &str, c: &[u8]| s.vlmeta_set(name, c, None);
+    // SAFETY: forwarded from the caller.
+    unsafe { named_input(schunk, name, content, contentlen, set) }
 }
 
 /// Copies the decompressed content of vlmetalayer `name` into `dst` (`dstlen` bytes;
@@ -869,8 +861,8 @@ pub unsafe extern "C" fn strata_schunk_vlmeta_get(
 ) -> i64 {
     call(|| {
         // SAFETY: the caller guarantees the pointers.
-        let (s, name) = unsafe { (arg_ref(schunk, "schunk")?, str_in(name, "name")?) };
-        let content = s.inner.vlmeta(name)?;
+        let (s, name) = unsafe { (strata_schunk::get(schunk)?, str_in(name, "name")?) };
+        let content = s.vlmeta(name)?;
         // SAFETY: forwarded from the caller.
         unsafe { copy_out(&content, dst, dstlen) }
     })
@@ -886,16 +878,9 @@ pub unsafe extern "C" fn strata_schunk_vlmeta_delete(
     schunk: *mut strata_schunk,
     name: *const c_char,
 ) -> i32 {
-    call(|| {
-        // SAFETY: forwarded from the caller.
-        let name = unsafe { str_in(name, "name") }?;
-        // SAFETY: forwarded from the caller.
-        unsafe {
-            with_input(schunk, std::ptr::null(), 0, |s, _| {
-                s.vlmeta_delete(name).map(|()| 0)
-            })
-        }
-    }) as i32
+    let delete = |s: &mut SChunk, name: &str, _: &[u8]| s.vlmeta_delete(name);
+    // SAFETY: forwarded from the caller.
+    unsafe { named_input(schunk, name, std::ptr::null(), 0, delete) }
 }
 
 /// Number of vlmetalayers, or `STRATA_ERROR_NULL_POINTER`.
@@ -919,14 +904,6 @@ pub unsafe extern "C" fn strata_schunk_vlmeta_name(
     buf: *mut c_char,
     len: usize,
 ) -> i64 {
-    call(|| {
-        // SAFETY: the caller guarantees the handle.
-        let s = unsafe { arg_ref(schunk, "schunk") }?;
-        let names = s.inner.vlmeta_names();
-        let name = names
-            .get(index(i)?)
-            .ok_or_else(|| Error::InvalidIndex(format!("vlmetalayer {i} of {}", names.len())))?;
-        // SAFETY: forwarded from the caller.
-        unsafe { name_out(name, buf, len) }
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe { nth_name(schunk, i, buf, len, "vlmetalayer", SChunk::vlmeta_names) }
 }

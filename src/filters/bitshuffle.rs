@@ -5,21 +5,22 @@
 //! element `8g + m` at bit `m` of the row's byte `g`. The remaining `len - N8*ts` bytes are
 //! copied unchanged. Backward is the inverse.
 //!
-//! **Blosc1 chunks** (`FilterCtx::version == 2`): C-Blosc 1.x left a block whose element count
+//! **Blosc1 chunks** (`BlockContext::version == 2`): C-Blosc 1.x left a block whose element count
 //! is not a multiple of 8 entirely unshuffled, so backward copies such a block unchanged.
 //!
 //! **Meta byte:** ignored. The typesize must be 1–256.
 //!
 //! **Matches** C-Blosc2 2.x and 3.x `bshuf_trans_bit_elem` byte for byte (checked against
 //! python-blosc2 4.14.1 / C-Blosc2 3.3.5, fixtures in `tests/data/filters/`). SIMD kernels
-//! (AVX2, SSE2, scalar twin) live in [`super::simd`].
+//! (AVX2, SSE2, scalar twin) live in the filters' internal `simd` module.
 //!
-//! Format: codecs-filters.md §6; c-blosc2 `blosc/shuffle.c` (`bitshuffle`, `bitunshuffle`),
+//! Format: `docs/filters.md`; c-blosc2 `blosc/shuffle.c` (`bitshuffle`, `bitunshuffle`),
 //! `blosc/bitshuffle-generic.c`.
 //!
 //! ```
-//! use strata::filters::{Filter, FilterCtx, bitshuffle::Bitshuffle};
-//! let ctx = FilterCtx { typesize: 1, meta: 0, nblock: 0, offset: 0, version: 5, dref: &[], nd: None };
+//! use strata::filters::{Filter, bitshuffle::Bitshuffle};
+//! use strata::block::BlockContext;
+//! let ctx = BlockContext { typesize: 1, ..BlockContext::default() };
 //! // Eight bytes with only bit 0 set in element 3: row 0 gets 1 << 3.
 //! let src = [0u8, 0, 0, 1, 0, 0, 0, 0];
 //! let mut out = [0u8; 8];
@@ -32,41 +33,43 @@
 #![forbid(unsafe_code)]
 
 use super::shuffle::{kernel_err, same_len};
-use super::{simd, Filter, FilterCtx};
+use super::{simd, Filter};
+use crate::block::BlockContext;
 use crate::error::{Error, Result};
+use crate::format::ids::FilterId;
 
 /// The bit-shuffle filter (ID 2).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Bitshuffle;
 
 /// Filter ID of [`Bitshuffle`].
-const ID: u8 = 2;
+const ID: FilterId = FilterId::BITSHUFFLE;
 
 /// Checks the typesize.
-fn element_size(ctx: &FilterCtx<'_>) -> Result<usize> {
+fn element_size(ctx: &BlockContext<'_>) -> Result<usize> {
     if (1..=256).contains(&ctx.typesize) {
         Ok(ctx.typesize)
     } else {
         Err(Error::Filter {
-            id: ID,
+            id: ID.0,
             message: format!("typesize {} is not in 1..=256", ctx.typesize),
         })
     }
 }
 
 impl Filter for Bitshuffle {
-    fn id(&self) -> u8 {
+    fn id(&self) -> FilterId {
         ID
     }
     fn name(&self) -> &str {
         "bitshuffle"
     }
-    fn forward(&self, src: &[u8], dst: &mut [u8], ctx: &FilterCtx<'_>) -> Result<()> {
+    fn forward(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<()> {
         same_len(ID, src, dst)?;
         let ts = element_size(ctx)?;
         simd::bitshuffle(ts, src, dst).map_err(kernel_err(ID))
     }
-    fn backward(&self, src: &[u8], dst: &mut [u8], ctx: &FilterCtx<'_>) -> Result<()> {
+    fn backward(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<()> {
         same_len(ID, src, dst)?;
         let ts = element_size(ctx)?;
         if ctx.version == 2 && !(src.len() / ts).is_multiple_of(8) {
@@ -81,8 +84,8 @@ impl Filter for Bitshuffle {
 mod tests {
     use super::*;
 
-    fn ctx(typesize: usize, version: u8) -> FilterCtx<'static> {
-        FilterCtx {
+    fn ctx(typesize: usize, version: u8) -> BlockContext<'static> {
+        BlockContext {
             typesize,
             meta: 0,
             nblock: 0,
@@ -90,6 +93,7 @@ mod tests {
             version,
             dref: &[],
             nd: None,
+            ..BlockContext::default()
         }
     }
 

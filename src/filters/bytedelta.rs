@@ -22,11 +22,12 @@
 //! **Matches** C-Blosc2 3.3.x `plugins/filters/bytedelta` (checked byte for byte against
 //! python-blosc2 4.14.1 / C-Blosc2 3.3.5, fixtures in `tests/data/filters/`).
 //!
-//! Format: codecs-filters.md §9; c-blosc2 `plugins/filters/bytedelta/bytedelta.c`.
+//! Format: `docs/filters.md`; c-blosc2 `plugins/filters/bytedelta/bytedelta.c`.
 //!
 //! ```
-//! use strata::filters::{Filter, FilterCtx, bytedelta::Bytedelta};
-//! let ctx = FilterCtx { typesize: 2, meta: 0, nblock: 0, offset: 0, version: 5, dref: &[], nd: None };
+//! use strata::filters::{Filter, bytedelta::Bytedelta};
+//! use strata::block::BlockContext;
+//! let ctx = BlockContext { typesize: 2, ..BlockContext::default() };
 //! // Two streams of 3 bytes: [10, 11, 13] and [200, 100, 0].
 //! let src = [10u8, 11, 13, 200, 100, 0];
 //! let mut out = [0u8; 6];
@@ -39,8 +40,10 @@
 #![forbid(unsafe_code)]
 
 use super::shuffle::{kernel_err, same_len};
-use super::{simd, Filter, FilterCtx};
+use super::{simd, Filter};
+use crate::block::BlockContext;
 use crate::error::{Error, Result};
+use crate::format::ids::FilterId;
 
 /// The byte-delta filter (ID 35).
 #[derive(Debug, Default, Clone, Copy)]
@@ -51,7 +54,7 @@ pub struct Bytedelta;
 pub struct BytedeltaBuggy;
 
 /// The stream length `L` and element size for a block of `len` bytes.
-fn streams(id: u8, len: usize, ctx: &FilterCtx<'_>) -> Result<(usize, usize)> {
+fn streams(id: FilterId, len: usize, ctx: &BlockContext<'_>) -> Result<(usize, usize)> {
     let ts = if ctx.meta != 0 {
         usize::from(ctx.meta)
     } else {
@@ -59,7 +62,7 @@ fn streams(id: u8, len: usize, ctx: &FilterCtx<'_>) -> Result<(usize, usize)> {
     };
     if ts == 0 {
         return Err(Error::Filter {
-            id,
+            id: id.0,
             message: "element size 0 (meta 0 and typesize 0)".into(),
         });
     }
@@ -124,46 +127,47 @@ fn undiff(s: &[u8], d: &mut [u8], restart: usize) -> Result<()> {
 }
 
 impl Filter for Bytedelta {
-    fn id(&self) -> u8 {
-        35
+    fn id(&self) -> FilterId {
+        FilterId::BYTEDELTA
     }
     fn name(&self) -> &str {
         "bytedelta"
     }
-    fn forward(&self, src: &[u8], dst: &mut [u8], ctx: &FilterCtx<'_>) -> Result<()> {
-        same_len(35, src, dst)?;
-        let (l, ts) = streams(35, src.len(), ctx)?;
+    fn forward(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<()> {
+        same_len(FilterId::BYTEDELTA, src, dst)?;
+        let (l, ts) = streams(FilterId::BYTEDELTA, src.len(), ctx)?;
         per_stream(src, dst, l, ts, |s, d| {
             diff(s, d, l);
             Ok(())
         })
     }
-    fn backward(&self, src: &[u8], dst: &mut [u8], ctx: &FilterCtx<'_>) -> Result<()> {
-        same_len(35, src, dst)?;
-        let (l, ts) = streams(35, src.len(), ctx)?;
-        per_stream(src, dst, l, ts, |s, d| undiff(s, d, l)).map_err(kernel_err(35))
+    fn backward(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<()> {
+        same_len(FilterId::BYTEDELTA, src, dst)?;
+        let (l, ts) = streams(FilterId::BYTEDELTA, src.len(), ctx)?;
+        per_stream(src, dst, l, ts, |s, d| undiff(s, d, l)).map_err(kernel_err(FilterId::BYTEDELTA))
     }
 }
 
 impl Filter for BytedeltaBuggy {
-    fn id(&self) -> u8 {
-        34
+    fn id(&self) -> FilterId {
+        FilterId::BYTEDELTA_BUGGY
     }
     fn name(&self) -> &str {
         "bytedelta_buggy"
     }
-    fn forward(&self, src: &[u8], dst: &mut [u8], ctx: &FilterCtx<'_>) -> Result<()> {
-        same_len(34, src, dst)?;
-        let (l, ts) = streams(34, src.len(), ctx)?;
+    fn forward(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<()> {
+        same_len(FilterId::BYTEDELTA_BUGGY, src, dst)?;
+        let (l, ts) = streams(FilterId::BYTEDELTA_BUGGY, src.len(), ctx)?;
         per_stream(src, dst, l, ts, |s, d| {
             diff(s, d, restart_at(l));
             Ok(())
         })
     }
-    fn backward(&self, src: &[u8], dst: &mut [u8], ctx: &FilterCtx<'_>) -> Result<()> {
-        same_len(34, src, dst)?;
-        let (l, ts) = streams(34, src.len(), ctx)?;
-        per_stream(src, dst, l, ts, |s, d| undiff(s, d, restart_at(l))).map_err(kernel_err(34))
+    fn backward(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<()> {
+        same_len(FilterId::BYTEDELTA_BUGGY, src, dst)?;
+        let (l, ts) = streams(FilterId::BYTEDELTA_BUGGY, src.len(), ctx)?;
+        per_stream(src, dst, l, ts, |s, d| undiff(s, d, restart_at(l)))
+            .map_err(kernel_err(FilterId::BYTEDELTA_BUGGY))
     }
 }
 
@@ -171,8 +175,8 @@ impl Filter for BytedeltaBuggy {
 mod tests {
     use super::*;
 
-    fn ctx(typesize: usize, meta: u8) -> FilterCtx<'static> {
-        FilterCtx {
+    fn ctx(typesize: usize, meta: u8) -> BlockContext<'static> {
+        BlockContext {
             typesize,
             meta,
             nblock: 0,
@@ -180,6 +184,7 @@ mod tests {
             version: 5,
             dref: &[],
             nd: None,
+            ..BlockContext::default()
         }
     }
 

@@ -7,7 +7,7 @@
 //! * Block 0 (`offset == 0`), forward: word 0 is kept, word `i` becomes `in[i] ^ in[i-1]`,
 //!   where `in` is this filter's input (C-Blosc2 passes the current pipeline buffer here).
 //!   Backward: a prefix XOR, `out[i] = in[i] ^ out[i-1]`.
-//! * Block `b > 0`, forward: `in[i] ^ ref[i]` with `ref` = [`FilterCtx::dref`], the raw chunk
+//! * Block `b > 0`, forward: `in[i] ^ ref[i]` with `ref` = [`BlockContext::dref`], the raw chunk
 //!   input (so block 0 before any filter). Backward: `in[i] ^ ref[i]` with `ref` = the already
 //!   decoded block 0. Either way `dref` must hold at least this block's length.
 //!
@@ -23,47 +23,50 @@
 //! **Matches** C-Blosc2 2.x and 3.x (checked byte for byte against python-blosc2 4.14.1 /
 //! C-Blosc2 3.3.5, fixtures in `tests/data/filters/`).
 //!
-//! Format: codecs-filters.md §7, chunk-format.md §11; c-blosc2 `blosc/delta.c`,
+//! Format: `docs/filters.md`, `docs/chunk-format.md`; c-blosc2 `blosc/delta.c`,
 //! `blosc/blosc2.c` (`pipeline_forward`, `pipeline_backward`).
 //!
 //! ```
-//! use strata::filters::{Filter, FilterCtx, delta::Delta};
+//! use strata::filters::{Filter, delta::Delta};
+//! use strata::block::BlockContext;
 //! let chunk = [5u8, 7, 6, 6, 5, 6, 7, 8];
 //! // Block 0 (4 bytes, typesize 1): a running XOR.
-//! let ctx0 = FilterCtx { typesize: 1, meta: 0, nblock: 0, offset: 0, version: 5, dref: &chunk, nd: None };
+//! let ctx0 = BlockContext { typesize: 1, dref: &chunk, ..BlockContext::default() };
 //! let mut b0 = [0u8; 4];
 //! Delta.forward(&chunk[..4], &mut b0, &ctx0).unwrap();
 //! assert_eq!(b0, [5, 5 ^ 7, 7 ^ 6, 0]);
 //! // Block 1: XOR with the raw block 0.
-//! let ctx1 = FilterCtx { nblock: 1, offset: 4, ..ctx0 };
+//! let ctx1 = BlockContext { nblock: 1, offset: 4, ..ctx0 };
 //! let mut b1 = [0u8; 4];
 //! Delta.forward(&chunk[4..], &mut b1, &ctx1).unwrap();
 //! assert_eq!(b1, [5 ^ 5, 6 ^ 7, 7 ^ 6, 8 ^ 6]);
 //! // Decoding: block 0 first, then block 1 against the decoded block 0.
 //! let mut d0 = [0u8; 4];
-//! Delta.backward(&b0, &mut d0, &FilterCtx { dref: &[], ..ctx0 }).unwrap();
+//! Delta.backward(&b0, &mut d0, &BlockContext { dref: &[], ..ctx0 }).unwrap();
 //! let mut d1 = [0u8; 4];
-//! Delta.backward(&b1, &mut d1, &FilterCtx { dref: &d0, ..ctx1 }).unwrap();
+//! Delta.backward(&b1, &mut d1, &BlockContext { dref: &d0, ..ctx1 }).unwrap();
 //! assert_eq!([d0, d1].concat(), chunk);
 //! ```
 #![forbid(unsafe_code)]
 
 use super::shuffle::{kernel_err, same_len};
-use super::{simd, Filter, FilterCtx};
+use super::{simd, Filter};
+use crate::block::BlockContext;
 use crate::error::{Error, Result};
+use crate::format::ids::FilterId;
 
 /// The XOR-delta filter (ID 3).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Delta;
 
 /// Filter ID of [`Delta`].
-const ID: u8 = 3;
+const ID: FilterId = FilterId::DELTA;
 
 /// The word size for a typesize (see the module docs).
 fn word_size(typesize: usize) -> Result<usize> {
     match typesize {
         0 => Err(Error::Filter {
-            id: ID,
+            id: ID.0,
             message: "typesize 0".into(),
         }),
         1 | 2 | 4 | 8 => Ok(typesize),
@@ -73,9 +76,9 @@ fn word_size(typesize: usize) -> Result<usize> {
 }
 
 /// The reference bytes for a block other than block 0.
-fn reference<'a>(ctx: &FilterCtx<'a>, len: usize) -> Result<&'a [u8]> {
+fn reference<'a>(ctx: &BlockContext<'a>, len: usize) -> Result<&'a [u8]> {
     ctx.dref.get(..len).ok_or_else(|| Error::Filter {
-        id: ID,
+        id: ID.0,
         message: format!(
             "block at offset {} has {len} bytes but the block-0 reference only {}",
             ctx.offset,
@@ -92,13 +95,13 @@ fn xor_into(dst: &mut [u8], a: &[u8], b: &[u8]) {
 }
 
 impl Filter for Delta {
-    fn id(&self) -> u8 {
+    fn id(&self) -> FilterId {
         ID
     }
     fn name(&self) -> &str {
         "delta"
     }
-    fn forward(&self, src: &[u8], dst: &mut [u8], ctx: &FilterCtx<'_>) -> Result<()> {
+    fn forward(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<()> {
         same_len(ID, src, dst)?;
         let w = word_size(ctx.typesize)?;
         let words = src.len() - src.len() % w;
@@ -115,7 +118,7 @@ impl Filter for Delta {
         }
         Ok(())
     }
-    fn backward(&self, src: &[u8], dst: &mut [u8], ctx: &FilterCtx<'_>) -> Result<()> {
+    fn backward(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<()> {
         same_len(ID, src, dst)?;
         let w = word_size(ctx.typesize)?;
         let words = src.len() - src.len() % w;
@@ -135,8 +138,8 @@ impl Filter for Delta {
 mod tests {
     use super::*;
 
-    fn ctx(typesize: usize, nblock: usize, blocksize: usize, dref: &[u8]) -> FilterCtx<'_> {
-        FilterCtx {
+    fn ctx(typesize: usize, nblock: usize, blocksize: usize, dref: &[u8]) -> BlockContext<'_> {
+        BlockContext {
             typesize,
             meta: 0,
             nblock,
@@ -144,6 +147,7 @@ mod tests {
             version: 5,
             dref,
             nd: None,
+            ..BlockContext::default()
         }
     }
 

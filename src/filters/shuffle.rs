@@ -9,13 +9,14 @@
 //!
 //! **Matches** C-Blosc2 2.x and 3.x (checked byte for byte against python-blosc2 4.14.1 /
 //! C-Blosc2 3.3.5, fixtures in `tests/data/filters/`). SIMD kernels (AVX2, SSE2, scalar twin)
-//! live in [`super::simd`].
+//! live in the filters' internal `simd` module.
 //!
-//! Format: codecs-filters.md §5; c-blosc2 `blosc/shuffle.c`, `blosc/shuffle-generic.h`.
+//! Format: `docs/filters.md`; c-blosc2 `blosc/shuffle.c`, `blosc/shuffle-generic.h`.
 //!
 //! ```
-//! use strata::filters::{Filter, FilterCtx, shuffle::Shuffle};
-//! let ctx = FilterCtx { typesize: 4, meta: 0, nblock: 0, offset: 0, version: 5, dref: &[], nd: None };
+//! use strata::filters::{Filter, shuffle::Shuffle};
+//! use strata::block::BlockContext;
+//! let ctx = BlockContext { typesize: 4, ..BlockContext::default() };
 //! let src: Vec<u8> = (1..=3u32).flat_map(u32::to_le_bytes).collect();
 //! let mut out = vec![0u8; src.len()];
 //! Shuffle.forward(&src, &mut out, &ctx).unwrap();
@@ -26,19 +27,21 @@
 //! ```
 #![forbid(unsafe_code)]
 
-use super::{simd, Filter, FilterCtx};
+use super::{simd, Filter};
+use crate::block::BlockContext;
 use crate::error::{Error, Result};
+use crate::format::ids::FilterId;
 
 /// The byte-shuffle filter (ID 1).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Shuffle;
 
 /// Filter ID of [`Shuffle`].
-const ID: u8 = 1;
+const ID: FilterId = FilterId::SHUFFLE;
 
 impl Shuffle {
     /// The element size for this block: `meta` if non-zero, else the typesize.
-    fn element_size(ctx: &FilterCtx<'_>) -> Result<usize> {
+    fn element_size(ctx: &BlockContext<'_>) -> Result<usize> {
         let ts = if ctx.meta != 0 {
             usize::from(ctx.meta)
         } else {
@@ -48,7 +51,7 @@ impl Shuffle {
             Ok(ts)
         } else {
             Err(Error::Filter {
-                id: ID,
+                id: ID.0,
                 message: format!("element size {ts} is not in 1..=256"),
             })
         }
@@ -56,38 +59,38 @@ impl Shuffle {
 }
 
 /// Checks that `src` and `dst` have the same length.
-pub(super) fn same_len(id: u8, src: &[u8], dst: &[u8]) -> Result<()> {
+pub(super) fn same_len(id: FilterId, src: &[u8], dst: &[u8]) -> Result<()> {
     if src.len() == dst.len() {
         Ok(())
     } else {
         Err(Error::Filter {
-            id,
+            id: id.0,
             message: format!("source has {} bytes, destination {}", src.len(), dst.len()),
         })
     }
 }
 
 /// Turns a kernel argument error (already ruled out by the caller) into a filter error.
-pub(super) fn kernel_err(id: u8) -> impl FnOnce(Error) -> Error {
+pub(super) fn kernel_err(id: FilterId) -> impl FnOnce(Error) -> Error {
     move |e| Error::Filter {
-        id,
+        id: id.0,
         message: e.to_string(),
     }
 }
 
 impl Filter for Shuffle {
-    fn id(&self) -> u8 {
+    fn id(&self) -> FilterId {
         ID
     }
     fn name(&self) -> &str {
         "shuffle"
     }
-    fn forward(&self, src: &[u8], dst: &mut [u8], ctx: &FilterCtx<'_>) -> Result<()> {
+    fn forward(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<()> {
         same_len(ID, src, dst)?;
         let ts = Self::element_size(ctx)?;
         simd::shuffle(ts, src, dst).map_err(kernel_err(ID))
     }
-    fn backward(&self, src: &[u8], dst: &mut [u8], ctx: &FilterCtx<'_>) -> Result<()> {
+    fn backward(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<()> {
         same_len(ID, src, dst)?;
         let ts = Self::element_size(ctx)?;
         simd::unshuffle(ts, src, dst).map_err(kernel_err(ID))
@@ -98,8 +101,8 @@ impl Filter for Shuffle {
 mod tests {
     use super::*;
 
-    fn ctx(typesize: usize, meta: u8) -> FilterCtx<'static> {
-        FilterCtx {
+    fn ctx(typesize: usize, meta: u8) -> BlockContext<'static> {
+        BlockContext {
             typesize,
             meta,
             nblock: 0,
@@ -107,6 +110,7 @@ mod tests {
             version: 5,
             dref: &[],
             nd: None,
+            ..BlockContext::default()
         }
     }
 

@@ -14,12 +14,13 @@
 //! **Matches** C-Blosc2 2.x and 3.x `truncate_precision` (checked byte for byte against
 //! python-blosc2 4.14.1 / C-Blosc2 3.3.5, fixtures in `tests/data/filters/`).
 //!
-//! Format: codecs-filters.md §8; c-blosc2 `blosc/trunc-prec.c`.
+//! Format: `docs/filters.md`; c-blosc2 `blosc/trunc-prec.c`.
 //!
 //! ```
-//! use strata::filters::{Filter, FilterCtx, trunc_prec::TruncPrec};
+//! use strata::filters::{Filter, trunc_prec::TruncPrec};
+//! use strata::block::BlockContext;
 //! // Keep 10 of the 23 mantissa bits of a float32.
-//! let ctx = FilterCtx { typesize: 4, meta: 10, nblock: 0, offset: 0, version: 5, dref: &[], nd: None };
+//! let ctx = BlockContext { typesize: 4, meta: 10, ..BlockContext::default() };
 //! let x = std::f32::consts::PI;
 //! let mut out = [0u8; 4];
 //! TruncPrec.forward(&x.to_le_bytes(), &mut out, &ctx).unwrap();
@@ -28,20 +29,22 @@
 #![forbid(unsafe_code)]
 
 use super::shuffle::same_len;
-use super::{Filter, FilterCtx};
+use super::Filter;
+use crate::block::BlockContext;
 use crate::error::{Error, Result};
+use crate::format::ids::FilterId;
 
 /// The precision-truncation filter (ID 4).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct TruncPrec;
 
 /// Filter ID of [`TruncPrec`].
-const ID: u8 = 4;
+const ID: FilterId = FilterId::TRUNC_PREC;
 
 /// The number of low bits to zero, from the mantissa width and the meta byte.
 fn zeroed_bits(mantissa: i32, meta: u8) -> Result<u32> {
     let p = i32::from(i8::from_ne_bytes([meta]));
-    let err = |message: String| Error::Filter { id: ID, message };
+    let err = |message: String| Error::Filter { id: ID.0, message };
     if p.abs() > mantissa {
         return Err(err(format!(
             "precision {p} exceeds the {mantissa}-bit mantissa"
@@ -58,13 +61,13 @@ fn zeroed_bits(mantissa: i32, meta: u8) -> Result<u32> {
 }
 
 impl Filter for TruncPrec {
-    fn id(&self) -> u8 {
+    fn id(&self) -> FilterId {
         ID
     }
     fn name(&self) -> &str {
         "trunc_prec"
     }
-    fn forward(&self, src: &[u8], dst: &mut [u8], ctx: &FilterCtx<'_>) -> Result<()> {
+    fn forward(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<()> {
         same_len(ID, src, dst)?;
         let ts = ctx.typesize;
         let body = src.len() - src.len() % ts.max(1);
@@ -86,7 +89,7 @@ impl Filter for TruncPrec {
             }
             _ => {
                 return Err(Error::Filter {
-                    id: ID,
+                    id: ID.0,
                     message: format!("typesize {ts} is not supported (only 4 and 8)"),
                 })
             }
@@ -94,7 +97,7 @@ impl Filter for TruncPrec {
         dst[body..].copy_from_slice(&src[body..]);
         Ok(())
     }
-    fn backward(&self, src: &[u8], dst: &mut [u8], _ctx: &FilterCtx<'_>) -> Result<()> {
+    fn backward(&self, src: &[u8], dst: &mut [u8], _ctx: &BlockContext<'_>) -> Result<()> {
         same_len(ID, src, dst)?;
         dst.copy_from_slice(src);
         Ok(())
@@ -105,8 +108,8 @@ impl Filter for TruncPrec {
 mod tests {
     use super::*;
 
-    fn ctx(typesize: usize, meta: i8) -> FilterCtx<'static> {
-        FilterCtx {
+    fn ctx(typesize: usize, meta: i8) -> BlockContext<'static> {
+        BlockContext {
             typesize,
             meta: meta.to_ne_bytes()[0],
             nblock: 0,
@@ -114,6 +117,7 @@ mod tests {
             version: 5,
             dref: &[],
             nd: None,
+            ..BlockContext::default()
         }
     }
 

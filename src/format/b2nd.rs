@@ -7,7 +7,7 @@
 //! markers are `0xA0`, as C-Blosc2 writes them. A layer that ends after the blockshape (the old
 //! caterva layout) has no dtype.
 //! Format: c-blosc2 `README_B2ND_METALAYER.rst`, `blosc/b2nd.c` (`b2nd_serialize_meta`,
-//! `b2nd_deserialize_meta`); `shared/spec/frames.md` §9.
+//! `b2nd_deserialize_meta`); `docs/b2nd.md`.
 //!
 //! ```
 //! use strata::format::b2nd::B2ndMeta;
@@ -17,7 +17,8 @@
 //! assert_eq!(B2ndMeta::from_bytes(&bytes).unwrap(), meta);
 //! ```
 
-use crate::error::{Error, Result};
+use super::msgpack::Reader;
+use crate::error::{Error, Expected, Result};
 
 /// Name of the metalayer that holds [`B2ndMeta`].
 pub const METALAYER: &str = "b2nd";
@@ -54,9 +55,9 @@ impl B2ndMeta {
     /// A NumPy-dtype layer after checking the shapes (see [`B2ndMeta::validate`]).
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] when the shapes disagree in length, `ndim` exceeds [`MAX_DIM`],
-    /// a shape is negative, a partition of a non-empty dimension is not positive, or a block
-    /// exceeds its chunk.
+    /// [`Error::Mismatch`] when the shapes disagree in length, [`Error::OutOfRange`] when
+    /// `ndim` exceeds [`MAX_DIM`], [`Error::Partition`] when a shape is negative, a partition
+    /// of a non-empty dimension is not positive, or a block exceeds its chunk.
     pub fn new(
         shape: Vec<i64>,
         chunkshape: Vec<i32>,
@@ -84,32 +85,42 @@ impl B2ndMeta {
     /// `1 <= blockshape <= chunkshape` (`0` allowed for both where `shape` is 0).
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] naming the first broken rule.
+    /// [`Error::Mismatch`], [`Error::OutOfRange`] or [`Error::Partition`] for the first broken
+    /// rule.
     pub fn validate(&self) -> Result<()> {
         let ndim = self.shape.len();
-        if self.chunkshape.len() != ndim || self.blockshape.len() != ndim {
-            return Err(Error::InvalidParam(format!(
-                "b2nd: shape, chunkshape and blockshape have {}, {} and {} dimensions",
+        if self.chunkshape.len() != ndim {
+            return Err(Error::mismatch(
+                "b2nd chunkshape entries (one per dimension of the shape)",
                 ndim,
                 self.chunkshape.len(),
-                self.blockshape.len()
-            )));
+            ));
+        }
+        if self.blockshape.len() != ndim {
+            return Err(Error::mismatch(
+                "b2nd blockshape entries (one per dimension of the shape)",
+                ndim,
+                self.blockshape.len(),
+            ));
         }
         if ndim > MAX_DIM {
-            return Err(Error::InvalidParam(format!(
-                "b2nd: {ndim} dimensions, at most {MAX_DIM} are supported"
-            )));
+            return Err(Error::range(
+                "b2nd dimensions",
+                ndim,
+                Expected::at_most(MAX_DIM),
+            ));
         }
         for i in 0..ndim {
             let (s, c, b) = (self.shape[i], self.chunkshape[i], self.blockshape[i]);
             // A zero-length dimension may have empty partitions, as python-blosc2 writes them.
             let least = i32::from(s != 0);
             if s < 0 || b < least || b > c {
-                return Err(Error::InvalidParam(format!(
-                    "b2nd: dimension {i} has shape {s}, chunkshape {c}, blockshape {b} \
-                     (need shape >= 0 and 1 <= blockshape <= chunkshape, or 0 for an empty \
-                     dimension)"
-                )));
+                return Err(Error::Partition {
+                    dim: i,
+                    shape: s,
+                    chunkshape: c.into(),
+                    blockshape: b.into(),
+                });
             }
         }
         Ok(())
@@ -148,45 +159,39 @@ impl B2ndMeta {
     /// Parses a layer and checks it with [`B2ndMeta::validate`].
     ///
     /// # Errors
-    /// [`Error::InvalidHeader`] when the bytes are truncated, a msgpack marker is not the one
-    /// the layout has, or the dtype is not UTF-8; [`Error::InvalidParam`] from validation.
+    /// [`Error::Msgpack`] when the bytes are truncated or a marker is not the one the layout
+    /// has, [`Error::InvalidHeader`] when `ndim` exceeds [`MAX_DIM`], [`Error::Malformed`]
+    /// when the dtype is not UTF-8; the errors of [`B2ndMeta::validate`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let mut r = Reader { bytes, pos: 0 };
-        r.marker(0x97, "array of 7 entries")?;
-        let _version = r.u8("version")?;
-        let ndim = usize::from(r.u8("ndim")?);
+        let mut r = Reader::new(bytes);
+        r.marker(0x97, "b2nd metalayer array of 7 entries")?;
+        let _version = r.u8("b2nd metalayer version")?;
+        let ndim = usize::from(r.u8("b2nd metalayer ndim")?);
         if ndim > MAX_DIM {
-            return Err(Error::header(format!(
-                "b2nd metalayer: ndim {ndim} is more than {MAX_DIM}"
-            )));
+            return Err(Error::header(
+                "b2nd metalayer ndim",
+                ndim,
+                Expected::at_most(MAX_DIM),
+            ));
         }
         // ndim <= 16: the marker stays a byte.
         let array_marker = 0x90 + ndim as u8;
-        r.marker(array_marker, "shape array")?;
+        r.marker(array_marker, "b2nd metalayer shape array")?;
         let shape = (0..ndim)
-            .map(|_| {
-                r.marker(0xd3, "int64 in shape")?;
-                Ok(i64::from_be_bytes(r.array("shape")?))
-            })
+            .map(|_| r.int64("b2nd metalayer shape"))
             .collect::<Result<Vec<_>>>()?;
-        let mut partition = |what: &str| -> Result<Vec<i32>> {
+        let mut partition = |what: &'static str| -> Result<Vec<i32>> {
             r.marker(array_marker, what)?;
-            (0..ndim)
-                .map(|_| {
-                    r.marker(0xd2, what)?;
-                    Ok(i32::from_be_bytes(r.array(what)?))
-                })
-                .collect()
+            (0..ndim).map(|_| r.int32(what)).collect()
         };
-        let chunkshape = partition("chunkshape")?;
-        let blockshape = partition("blockshape")?;
-        let (dtype_format, dtype) = if r.pos < bytes.len() {
-            let format = r.u8("dtype format")?;
-            r.marker(0xdb, "dtype str32")?;
-            let len = u32::from_be_bytes(r.array("dtype length")?) as usize;
-            let raw = r.take(len, "dtype")?;
-            let dtype = std::str::from_utf8(raw)
-                .map_err(|_| Error::header("b2nd metalayer: dtype is not UTF-8"))?;
+        let chunkshape = partition("b2nd metalayer chunkshape")?;
+        let blockshape = partition("b2nd metalayer blockshape")?;
+        let (dtype_format, dtype) = if r.pos() < bytes.len() {
+            let format = r.u8("b2nd metalayer dtype format")?;
+            let raw = r.str32("b2nd metalayer dtype")?;
+            let dtype = std::str::from_utf8(raw).map_err(|_| Error::Malformed {
+                what: "the b2nd metalayer's dtype is not UTF-8",
+            })?;
             (format, Some(dtype.to_owned()))
         } else {
             (DTYPE_FORMAT_NUMPY, None)
@@ -203,55 +208,11 @@ impl B2ndMeta {
     }
 }
 
-/// A bounds-checked cursor over the layer's bytes.
-struct Reader<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.bytes.len());
-        let end = end.ok_or_else(|| {
-            Error::header(format!(
-                "b2nd metalayer: truncated at byte {} of {} reading the {what}",
-                self.pos,
-                self.bytes.len()
-            ))
-        })?;
-        let out = &self.bytes[self.pos..end];
-        self.pos = end;
-        Ok(out)
-    }
-
-    fn u8(&mut self, what: &str) -> Result<u8> {
-        Ok(self.take(1, what)?[0])
-    }
-
-    fn array<const N: usize>(&mut self, what: &str) -> Result<[u8; N]> {
-        let mut out = [0; N];
-        out.copy_from_slice(self.take(N, what)?);
-        Ok(out)
-    }
-
-    fn marker(&mut self, want: u8, what: &str) -> Result<()> {
-        let at = self.pos;
-        let got = self.u8(what)?;
-        if got == want {
-            Ok(())
-        } else {
-            Err(Error::header(format!(
-                "b2nd metalayer: byte {at} is {got:#04x}, expected {want:#04x} ({what})"
-            )))
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The (5,7) uint8 example of `shared/spec/frames.md` §9, checked against C-Blosc2's output.
+    /// The (5,7) uint8 example of `docs/b2nd.md`, checked against C-Blosc2's output.
     const EXAMPLE: &[u8] = &[
         0x97, 0x00, 0x02, 0x92, 0xd3, 0, 0, 0, 0, 0, 0, 0, 5, 0xd3, 0, 0, 0, 0, 0, 0, 0, 7, 0x92,
         0xd2, 0, 0, 0, 4, 0xd2, 0, 0, 0, 4, 0x92, 0xd2, 0, 0, 0, 2, 0xd2, 0, 0, 0, 3, 0x00, 0xdb,

@@ -3,9 +3,10 @@
 //! Pure bytes, no I/O, no codecs. All integers are little-endian.
 //! Format: c-blosc2 `README_CHUNK_FORMAT.rst` and `blosc/blosc2.c` (`read_chunk_header`,
 //! `write_compression_header`); where they disagree this follows the code (see
-//! `shared/spec/chunk-format.md` §2–§6).
+//! `docs/chunk-format.md`).
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Expected, Result};
+use crate::format::ids::{CodecId, FilterId};
 
 /// Length of the Blosc1 / compat header in bytes.
 pub const MIN_HEADER_LENGTH: usize = 16;
@@ -43,10 +44,6 @@ pub const FLAG_DONT_SPLIT: u8 = 0x10;
 /// Format code in `flags` bits 5–7 meaning "the codec ID is in header byte 22".
 pub const FORMAT_UDCODEC: u8 = 6;
 
-/// Codec ID of Snappy (`BLOSC_SNAPPY`), which Blosc1 wrote as format code 2. Strata has no
-/// Snappy codec.
-const SNAPPY_COMPCODE: u8 = 3;
-
 /// `blosc2_flags` bit 0: a dictionary section follows `bstarts`.
 pub const B2FLAG_USEDICT: u8 = 0x01;
 /// `blosc2_flags` bit 1: written on a big-endian host (ignored on read).
@@ -55,24 +52,6 @@ pub const B2FLAG_BIGENDIAN: u8 = 0x02;
 pub const B2FLAG_LAZY: u8 = 0x08;
 /// `blosc2_flags` bit 7: instrumentation records instead of data.
 pub const B2FLAG_INSTR_CODEC: u8 = 0x80;
-
-/// Filter IDs of the built-in filters.
-pub mod filter_id {
-    /// No filter.
-    pub const NOFILTER: u8 = 0;
-    /// Byte shuffle.
-    pub const SHUFFLE: u8 = 1;
-    /// Bit shuffle.
-    pub const BITSHUFFLE: u8 = 2;
-    /// XOR delta against block 0.
-    pub const DELTA: u8 = 3;
-    /// Mantissa truncation.
-    pub const TRUNC_PREC: u8 = 4;
-    /// Byte delta, old variant.
-    pub const BYTEDELTA_BUGGY: u8 = 34;
-    /// Byte delta.
-    pub const BYTEDELTA: u8 = 35;
-}
 
 /// The special-value kind of a chunk (`blosc2_flags` bits 4–6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,11 +104,11 @@ pub struct ChunkHeader {
     /// 16 or 32.
     pub header_len: usize,
     /// Filter IDs in pipeline order (slot 0 applied first when compressing).
-    pub filters: [u8; MAX_FILTERS],
+    pub filters: [FilterId; MAX_FILTERS],
     /// One meta byte per filter slot.
     pub filters_meta: [u8; MAX_FILTERS],
     /// The codec ID (Blosc2 `compcode`).
-    pub compcode: u8,
+    pub compcode: CodecId,
     /// The codec meta byte.
     pub compcode_meta: u8,
     /// `blosc2_flags` (byte 31; 0 for a 16-byte header).
@@ -151,17 +130,19 @@ fn le_i32(b: &[u8], at: usize) -> i32 {
 /// decoding such a chunk fails with [`Error::UnknownCodec`] (`BLOSC2_ERROR_CODEC_SUPPORT`, as
 /// C-Blosc2 answers), while its header still parses. Codes 5 and 7 are reserved: the header
 /// is invalid.
-fn format_code_to_compcode(code: u8, udcompcode: u8) -> Result<u8> {
+fn format_code_to_compcode(code: u8, udcompcode: CodecId) -> Result<CodecId> {
     match code {
-        0 => Ok(0),
-        1 => Ok(1),
-        2 => Ok(SNAPPY_COMPCODE),
-        3 => Ok(4),
-        4 => Ok(5),
+        0 => Ok(CodecId::BLOSCLZ),
+        1 => Ok(CodecId::LZ4),
+        2 => Ok(CodecId::SNAPPY),
+        3 => Ok(CodecId::ZLIB),
+        4 => Ok(CodecId::ZSTD),
         FORMAT_UDCODEC => Ok(udcompcode),
-        other => Err(Error::header(format!(
-            "codec format code {other} is not supported"
-        ))),
+        other => Err(Error::header(
+            "chunk codec format code",
+            other,
+            Expected::OneOf("0 to 4 or 6"),
+        )),
     }
 }
 
@@ -196,9 +177,11 @@ impl ChunkHeader {
             usize::try_from(blocksize),
             usize::try_from(cbytes),
         ) else {
-            return Err(Error::header(format!(
-                "negative size field (nbytes {nbytes}, blocksize {blocksize}, cbytes {cbytes})"
-            )));
+            let (what, value) = [("chunk nbytes", nbytes), ("chunk blocksize", blocksize)]
+                .into_iter()
+                .find(|&(_, v)| v < 0)
+                .unwrap_or(("chunk cbytes", cbytes));
+            return Err(Error::header(what, value, Expected::AtLeast(0)));
         };
         let extended = flags & (FLAG_SHUFFLE | FLAG_BITSHUFFLE) == (FLAG_SHUFFLE | FLAG_BITSHUFFLE);
         let header_len = if extended {
@@ -214,12 +197,14 @@ impl ChunkHeader {
             });
         }
         if typesize == 0 {
-            return Err(Error::header("typesize is 0"));
+            return Err(Error::header("chunk typesize", 0, Expected::AtLeast(1)));
         }
         if cbytes < header_len {
-            return Err(Error::header(format!(
-                "cbytes {cbytes} is smaller than the {header_len}-byte header"
-            )));
+            return Err(Error::header(
+                "chunk cbytes (with the header)",
+                cbytes,
+                Expected::at_least(header_len),
+            ));
         }
         if cbytes > src.len() {
             return Err(Error::Truncated {
@@ -229,33 +214,37 @@ impl ChunkHeader {
             });
         }
         if nbytes > MAX_BUFFERSIZE {
-            return Err(Error::header(format!(
-                "nbytes {nbytes} exceeds the Blosc2 limit {MAX_BUFFERSIZE}"
-            )));
+            return Err(Error::header(
+                "chunk nbytes",
+                nbytes,
+                Expected::at_most(MAX_BUFFERSIZE),
+            ));
         }
 
-        let mut filters = [0u8; MAX_FILTERS];
+        let mut filters = [FilterId::NOFILTER; MAX_FILTERS];
         let mut filters_meta = [0u8; MAX_FILTERS];
         let (udcompcode, compcode_meta, blosc2_flags2, blosc2_flags) = if extended {
-            filters.copy_from_slice(&src[16..22]);
+            for (f, &b) in filters.iter_mut().zip(&src[16..22]) {
+                *f = FilterId(b);
+            }
             filters_meta.copy_from_slice(&src[24..30]);
             if version == 3 {
                 // Blosc2 alpha chunks had five filter slots.
-                filters[5] = 0;
+                filters[5] = FilterId::NOFILTER;
                 filters_meta[5] = 0;
             }
-            (src[22], src[23], src[30], src[31])
+            (CodecId(src[22]), src[23], src[30], src[31])
         } else {
             // Blosc1 and compat headers: filters derived from the flags.
             if flags & FLAG_SHUFFLE != 0 {
-                filters[5] = filter_id::SHUFFLE;
+                filters[5] = FilterId::SHUFFLE;
             } else if flags & FLAG_BITSHUFFLE != 0 {
-                filters[5] = filter_id::BITSHUFFLE;
+                filters[5] = FilterId::BITSHUFFLE;
             }
             if flags & FLAG_DELTA != 0 {
-                filters[4] = filter_id::DELTA;
+                filters[4] = FilterId::DELTA;
             }
-            (0, 0, 0, 0)
+            (CodecId(0), 0, 0, 0)
         };
 
         let special = match (blosc2_flags >> 4) & 0x07 {
@@ -265,9 +254,11 @@ impl ChunkHeader {
             3 => SpecialType::Value,
             4 => SpecialType::Uninit,
             other => {
-                return Err(Error::header(format!(
-                    "special chunk kind {other} is reserved"
-                )))
+                return Err(Error::header(
+                    "special chunk kind",
+                    other,
+                    Expected::AtMost(4),
+                ))
             }
         };
         let memcpyed = flags & FLAG_MEMCPYED != 0;
@@ -281,20 +272,26 @@ impl ChunkHeader {
         let vl_blocks = version == VERSION_FORMAT_VL_BLOCKS;
         if vl_blocks {
             if blosc2_flags2 & !0x01 != 0 {
-                return Err(Error::header(format!(
-                    "unknown blosc2_flags2 bits {blosc2_flags2:#04x}"
-                )));
+                return Err(Error::header(
+                    "chunk blosc2_flags2 (bit 0 only)",
+                    blosc2_flags2,
+                    Expected::AtMost(1),
+                ));
             }
         } else if special == SpecialType::None && !(nbytes == 0 && cbytes == header_len) {
             if blocksize == 0 || blocksize > MAX_BLOCKSIZE {
-                return Err(Error::header(format!(
-                    "blocksize {blocksize} out of 1..={MAX_BLOCKSIZE}"
-                )));
+                return Err(Error::header(
+                    "chunk blocksize",
+                    blocksize,
+                    Expected::range(1, MAX_BLOCKSIZE),
+                ));
             }
             if nbytes > 0 && blocksize > nbytes {
-                return Err(Error::header(format!(
-                    "blocksize {blocksize} exceeds nbytes {nbytes}"
-                )));
+                return Err(Error::header(
+                    "chunk blocksize (at most nbytes)",
+                    blocksize,
+                    Expected::at_most(nbytes),
+                ));
             }
         }
         Ok(ChunkHeader {
@@ -330,8 +327,10 @@ impl ChunkHeader {
         dst[8..12].copy_from_slice(&i32le(self.blocksize));
         dst[12..16].copy_from_slice(&i32le(self.cbytes));
         if self.header_len == EXTENDED_HEADER_LENGTH {
-            dst[16..22].copy_from_slice(&self.filters);
-            dst[22] = self.compcode;
+            for (b, f) in dst[16..22].iter_mut().zip(&self.filters) {
+                *b = f.0;
+            }
+            dst[22] = self.compcode.0;
             dst[23] = self.compcode_meta;
             dst[24..30].copy_from_slice(&self.filters_meta);
             dst[30] = self.blosc2_flags2;
@@ -374,19 +373,6 @@ impl ChunkHeader {
             self.nbytes.div_ceil(self.blocksize)
         }
     }
-
-    /// The codec's name for the built-in IDs, else `"id<N>"`.
-    #[must_use]
-    pub fn codec_name(&self) -> String {
-        match self.compcode {
-            0 => "blosclz".into(),
-            1 => "lz4".into(),
-            2 => "lz4hc".into(),
-            4 => "zlib".into(),
-            5 => "zstd".into(),
-            n => format!("id{n}"),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -395,7 +381,7 @@ mod tests {
 
     #[test]
     fn parses_cblosc2_default_header() {
-        // C-Blosc2 defaults, 100000 x int64 arange (shared/spec/chunk-format.md §16).
+        // The header C-Blosc2 writes with its defaults for 100000 int64 (0, 1, 2, …).
         let mut h = vec![
             0x05, 0x01, 0x05, 0x08, 0x00, 0x35, 0x0c, 0x00, 0x00, 0x00, 0x08, 0x00, 0x5b, 0x10,
             0x00, 0x00, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -408,7 +394,7 @@ mod tests {
         );
         assert_eq!(
             (p.header_len, p.compcode, p.filters),
-            (32, 0, [0, 0, 0, 0, 0, 1])
+            (32, CodecId::BLOSCLZ, [0, 0, 0, 0, 0, 1].map(FilterId))
         );
         assert_eq!(p.nblocks(), 2);
         assert!(!p.dont_split());
@@ -426,7 +412,10 @@ mod tests {
         h.extend_from_slice(&20i32.to_le_bytes());
         h.resize(20, 0);
         let p = ChunkHeader::parse(&h).unwrap();
-        assert_eq!((p.header_len, p.compcode, p.filters[5]), (16, 1, 1));
+        assert_eq!(
+            (p.header_len, p.compcode, p.filters[5]),
+            (16, CodecId::LZ4, FilterId::SHUFFLE)
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //!
 //! Format: c-blosc2 `blosc/frame.c` (`new_header_frame`, `get_header_info`,
 //! `frame_update_trailer`, `get_meta_from_header`, `get_vlmeta_from_trailer`,
-//! `frame_special_chunk`), `README_CFRAME_FORMAT.rst`; `shared/spec/frames.md` §1–§6, §12.
+//! `frame_special_chunk`), `README_CFRAME_FORMAT.rst`; `docs/frame-format.md`.
 //!
 //! ```
 //! use strata::format::frame::{FrameHeader, Metalayer, Trailer};
@@ -26,7 +26,8 @@
 
 use super::chunk::SpecialType;
 use super::msgpack::{Reader, Writer};
-use crate::error::{Error, Result};
+use crate::error::{to_i64, Error, Expected, Result};
+use crate::format::ids::{CodecId, FilterId};
 
 /// Length of the fixed part of the header (`FRAME_HEADER_MINLEN`), in bytes.
 pub const HEADER_MINLEN: usize = 87;
@@ -109,19 +110,21 @@ pub struct Metalayer {
 /// Checks a metalayer or vlmetalayer name: 1 to 31 bytes.
 ///
 /// # Errors
-/// [`Error::InvalidParam`] otherwise.
+/// [`Error::OutOfRange`] (the name's length) otherwise.
 pub fn check_name(name: &str) -> Result<()> {
     if name.is_empty() || name.len() > METALAYER_NAME_MAXLEN {
-        return Err(Error::InvalidParam(format!(
-            "metalayer name {name:?} must have 1 to {METALAYER_NAME_MAXLEN} bytes"
-        )));
+        return Err(Error::range(
+            "bytes in a metalayer name",
+            name.len(),
+            Expected::range(1, METALAYER_NAME_MAXLEN),
+        ));
     }
     Ok(())
 }
 
 /// The frame header: the fixed 87 bytes and the metalayers.
 ///
-/// Format: `shared/spec/frames.md` §2 (table of bytes 0–86) and §3.
+/// Format: `docs/frame-format.md` (the fixed 87 bytes, and the metalayers).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FrameHeader {
     /// Length of the whole header, metalayers included, in bytes.
@@ -133,7 +136,7 @@ pub struct FrameHeader {
     /// Frame type byte (0 contiguous, 1 sparse).
     pub frame_type: u8,
     /// Codec ID (`compcode`).
-    pub codec: u8,
+    pub codec: CodecId,
     /// Compression level 0–9.
     pub clevel: u8,
     /// `other_flags`: split mode − 1 in bits 0–1.
@@ -156,7 +159,7 @@ pub struct FrameHeader {
     /// True when the trailer holds vlmetalayers.
     pub has_vlmetalayers: bool,
     /// Filter IDs, slot 0 first.
-    pub filters: [u8; 6],
+    pub filters: [FilterId; 6],
     /// Filter meta bytes.
     pub filters_meta: [u8; 6],
     /// Codec meta byte.
@@ -188,16 +191,28 @@ impl FrameHeader {
             0 => {
                 let nb = offsets_nbytes()?;
                 if nb <= 0 || nb % 8 != 0 {
-                    return Err(Error::header(format!("offsets chunk of {nb} bytes")));
+                    return Err(Error::header(
+                        "offsets chunk nbytes",
+                        nb,
+                        Expected::MultipleOf(8),
+                    ));
                 }
                 nb as u64 / 8
             }
-            cs => return Err(Error::header(format!("chunksize {cs} with data"))),
+            cs => {
+                return Err(Error::header(
+                    "frame chunksize (with data)",
+                    cs,
+                    Expected::AtLeast(0),
+                ))
+            }
         };
         if !matches!(n.checked_mul(8), Some(b) if b <= super::chunk::MAX_BUFFERSIZE as u64) {
-            return Err(Error::header(format!(
-                "{n} chunks exceed the offsets index limit"
-            )));
+            return Err(Error::header(
+                "chunks in the offsets index",
+                n,
+                Expected::AtMost(super::chunk::MAX_BUFFERSIZE as i64 / 8),
+            ));
         }
         Ok(n)
     }
@@ -212,7 +227,7 @@ impl FrameHeader {
             frame_len: 0,
             general_flags: FRAME_VERSION_RC1 | FLAG_OFFSETS_64,
             frame_type: FrameType::Contiguous as u8,
-            codec: 0,
+            codec: CodecId::BLOSCLZ,
             clevel: 5,
             other_flags: 3,
             nbytes: 0,
@@ -223,7 +238,7 @@ impl FrameHeader {
             nthreads_c: 1,
             nthreads_d: 1,
             has_vlmetalayers: false,
-            filters: [0, 0, 0, 0, 0, 1],
+            filters: [0, 0, 0, 0, 0, 1].map(FilterId),
             filters_meta: [0; 6],
             codec_meta: 0,
             other_flags2: 0,
@@ -241,15 +256,18 @@ impl FrameHeader {
     /// [`Error::InvalidHeader`] naming the field.
     pub fn parse_fixed(src: &[u8]) -> Result<Self> {
         if src.len() < HEADER_MINLEN {
-            return Err(Error::header(format!(
-                "frame header needs {HEADER_MINLEN} bytes, only {} available",
-                src.len()
-            )));
+            return Err(Error::header(
+                "frame header bytes",
+                src.len(),
+                Expected::at_least(HEADER_MINLEN),
+            ));
         }
         let mut r = Reader::new(&src[..HEADER_MINLEN]);
         r.marker(0x9e, "frame header array")?;
         if r.fixstr("magic")? != MAGIC {
-            return Err(Error::header("wrong magic: not a Blosc2 frame"));
+            return Err(Error::Malformed {
+                what: "wrong magic: not a Blosc2 frame",
+            });
         }
         let header_len = r.int32("header_len")?;
         let frame_len = r.uint64("frame_len")?;
@@ -269,40 +287,55 @@ impl FrameHeader {
         let (nfilters, ext) = r.fixext16("filter pipeline")?;
         let version = general_flags & 0x0f;
         if version > FRAME_VERSION_VL {
-            return Err(Error::header(format!(
-                "frame format version {version} is newer than {FRAME_VERSION_VL}"
-            )));
+            return Err(Error::header(
+                "frame format version",
+                version,
+                Expected::at_most(FRAME_VERSION_VL),
+            ));
         }
         let header_len = usize::try_from(header_len)
             .ok()
             .filter(|&h| h >= HEADER_MINLEN)
-            .ok_or_else(|| Error::header(format!("header_len {header_len} is below 87")))?;
+            .ok_or_else(|| {
+                Error::header("header_len", header_len, Expected::at_least(HEADER_MINLEN))
+            })?;
         if header_len as u64 > frame_len {
-            return Err(Error::header(format!(
-                "header_len {header_len} exceeds frame_len {frame_len}"
-            )));
+            return Err(Error::header(
+                "header_len (at most frame_len)",
+                header_len,
+                Expected::at_most(frame_len),
+            ));
         }
         if typesize <= 0 {
-            return Err(Error::header(format!(
-                "typesize {typesize} is not positive"
-            )));
+            return Err(Error::header(
+                "frame typesize",
+                typesize,
+                Expected::AtLeast(1),
+            ));
         }
-        if nbytes < 0 || cbytes < 0 {
-            return Err(Error::header(format!(
-                "negative nbytes {nbytes} or cbytes {cbytes}"
-            )));
+        if nbytes < 0 {
+            return Err(Error::header("frame nbytes", nbytes, Expected::AtLeast(0)));
+        }
+        if cbytes < 0 {
+            return Err(Error::header("frame cbytes", cbytes, Expected::AtLeast(0)));
         }
         if nfilters > 6 {
-            return Err(Error::header(format!("{nfilters} filters (at most 6)")));
+            return Err(Error::header(
+                "frame filters",
+                nfilters,
+                Expected::AtMost(6),
+            ));
         }
-        let mut filters = [0u8; 6];
+        let mut filters = [FilterId::NOFILTER; 6];
         let mut filters_meta = [0u8; 6];
-        filters.copy_from_slice(&ext[..6]);
-        let codec = if codec_flags & 0x0f == UDCODEC_FORMAT {
+        for (f, &b) in filters.iter_mut().zip(&ext[..6]) {
+            *f = FilterId(b);
+        }
+        let codec = CodecId(if codec_flags & 0x0f == UDCODEC_FORMAT {
             ext[6]
         } else {
             codec_flags & 0x0f
-        };
+        });
         let codec_meta = ext[7];
         filters_meta.copy_from_slice(&ext[8..14]);
         Ok(FrameHeader {
@@ -341,18 +374,19 @@ impl FrameHeader {
     pub fn parse(src: &[u8]) -> Result<Self> {
         let mut h = Self::parse_fixed(src)?;
         if src.len() < h.header_len {
-            return Err(Error::header(format!(
-                "header of {} bytes, only {} available",
-                h.header_len,
-                src.len()
-            )));
+            return Err(Error::header(
+                "frame header bytes (header_len)",
+                src.len(),
+                Expected::at_least(h.header_len),
+            ));
         }
-        h.metalayers = parse_layers(&src[..h.header_len], HEADER_MINLEN, 0, "metalayer")?;
+        h.metalayers = parse_layers(&src[..h.header_len], HEADER_MINLEN, 0, &METALAYERS)?;
         if h.metalayers.len() > MAX_METALAYERS {
-            return Err(Error::header(format!(
-                "{} metalayers (at most {MAX_METALAYERS})",
-                h.metalayers.len()
-            )));
+            return Err(Error::header(
+                "metalayers",
+                h.metalayers.len(),
+                Expected::at_most(MAX_METALAYERS),
+            ));
         }
         Ok(h)
     }
@@ -378,10 +412,10 @@ impl FrameHeader {
         w.int32(i32::try_from(self.header_len).unwrap_or(i32::MAX));
         w.uint64(self.frame_len);
         w.raw(&[0xa4, self.general_flags, self.frame_type]);
-        let nibble = if self.codec >= UDCODEC_FORMAT {
+        let nibble = if self.codec.0 >= UDCODEC_FORMAT {
             UDCODEC_FORMAT
         } else {
-            self.codec
+            self.codec.0
         };
         w.raw(&[nibble | (self.clevel << 4), self.other_flags]);
         w.int64(self.nbytes);
@@ -393,8 +427,10 @@ impl FrameHeader {
         w.int16(self.nthreads_d);
         w.bool(self.has_vlmetalayers);
         let mut ext = [0u8; 16];
-        ext[..6].copy_from_slice(&self.filters);
-        ext[6] = self.codec;
+        for (b, f) in ext[..6].iter_mut().zip(&self.filters) {
+            *b = f.0;
+        }
+        ext[6] = self.codec.0;
         ext[7] = self.codec_meta;
         ext[8..14].copy_from_slice(&self.filters_meta);
         ext[14] = self.other_flags2;
@@ -433,37 +469,65 @@ impl FrameHeader {
     }
 }
 
+/// The words an error in a metalayer or vlmetalayer section uses.
+struct Layers {
+    count: &'static str,
+    name: &'static str,
+    utf8: &'static str,
+    offset: &'static str,
+    content: &'static str,
+}
+
+const METALAYERS: Layers = Layers {
+    count: "metalayers in the index",
+    name: "metalayer name",
+    utf8: "a metalayer name is not UTF-8",
+    offset: "metalayer offset",
+    content: "metalayer content",
+};
+
+const VLMETALAYERS: Layers = Layers {
+    count: "vlmetalayers in the index",
+    name: "vlmetalayer name",
+    utf8: "a vlmetalayer name is not UTF-8",
+    offset: "vlmetalayer offset",
+    content: "vlmetalayer content",
+};
+
 /// Parses a `93 [CD idx] [DE map] [DC values]` section at `start` of `buf`; offsets in the
 /// map are relative to `base` (0 in the header, the trailer start in the trailer, which is
 /// `buf`'s start).
-fn parse_layers(buf: &[u8], start: usize, base: usize, what: &str) -> Result<Vec<Metalayer>> {
+fn parse_layers(buf: &[u8], start: usize, base: usize, words: &Layers) -> Result<Vec<Metalayer>> {
     let mut r = Reader::at(buf, start);
     r.marker(0x93, "metalayers array")?;
     r.uint16("metalayers index size")?;
     let n = r.map16_len("metalayers map")?;
     if n > MAX_VLMETALAYERS_READ {
-        return Err(Error::header(format!("{n} {what}s in the index")));
+        return Err(Error::header(
+            words.count,
+            n,
+            Expected::at_most(MAX_VLMETALAYERS_READ),
+        ));
     }
     let mut out = Vec::with_capacity(n.min(MAX_METALAYERS));
     for _ in 0..n {
-        let name = r.fixstr(what)?;
+        let name = r.fixstr(words.name)?;
         let name = std::str::from_utf8(name)
-            .map_err(|_| Error::header(format!("{what} name is not UTF-8")))?
+            .map_err(|_| Error::Malformed { what: words.utf8 })?
             .to_string();
-        let off = r.int32(what)?;
+        let off = r.int32(words.offset)?;
         let pos = usize::try_from(off)
             .ok()
             .and_then(|o| o.checked_sub(base))
             .filter(|&p| p < buf.len())
             .ok_or_else(|| {
-                Error::header(format!(
-                    "{what} {name:?}: offset {off} outside the {} bytes",
-                    buf.len()
-                ))
+                Error::header(
+                    words.offset,
+                    off,
+                    Expected::range(base, to_i64(base + buf.len()) - 1),
+                )
             })?;
-        let content = Reader::at(buf, pos)
-            .bin32(&format!("{what} {name:?} content"))?
-            .to_vec();
+        let content = Reader::at(buf, pos).bin32(words.content)?.to_vec();
         out.push(Metalayer { name, content });
     }
     Ok(out)
@@ -497,7 +561,7 @@ fn write_layers(layers: &[Metalayer], at: usize, base: usize, idx_from: usize) -
 
 /// The trailer: vlmetalayers, length and fingerprint.
 ///
-/// Format: `shared/spec/frames.md` §6.
+/// Format: `docs/frame-format.md` (trailer).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Trailer {
     /// Trailer format version (1).
@@ -529,16 +593,25 @@ impl Trailer {
     /// [`Error::InvalidHeader`] when the `CE` marker is missing or the length is out of range.
     pub fn len_from_tail(tail: &[u8], frame_len: u64) -> Result<usize> {
         if tail.len() != TRAILER_MINLEN {
-            return Err(Error::header("trailer tail must be 25 bytes"));
+            return Err(Error::header(
+                "trailer tail bytes",
+                tail.len(),
+                Expected::exactly(TRAILER_MINLEN),
+            ));
         }
         let mut r = Reader::at(tail, 2);
         let len = r.uint32("trailer length")?;
         if (len as usize) < TRAILER_MINLEN
             || u64::from(len) > frame_len.saturating_sub(HEADER_MINLEN as u64)
         {
-            return Err(Error::header(format!(
-                "trailer length {len} out of range for a frame of {frame_len} bytes"
-            )));
+            return Err(Error::header(
+                "trailer length",
+                len,
+                Expected::range(
+                    TRAILER_MINLEN,
+                    frame_len.saturating_sub(HEADER_MINLEN as u64),
+                ),
+            ));
         }
         Ok(len as usize)
     }
@@ -549,20 +622,23 @@ impl Trailer {
     /// [`Error::InvalidHeader`] for anything malformed.
     pub fn parse(src: &[u8]) -> Result<Self> {
         if src.len() < TRAILER_MINLEN {
-            return Err(Error::header(format!(
-                "trailer of {} bytes is below {TRAILER_MINLEN}",
-                src.len()
-            )));
+            return Err(Error::header(
+                "trailer bytes",
+                src.len(),
+                Expected::at_least(TRAILER_MINLEN),
+            ));
         }
         let mut r = Reader::new(src);
         r.marker(0x94, "trailer array")?;
         let version = r.u8("trailer version")?;
         if version > 0x7f {
-            return Err(Error::header(format!(
-                "trailer version byte {version:#04x}"
-            )));
+            return Err(Error::header(
+                "trailer version",
+                version,
+                Expected::AtMost(0x7f),
+            ));
         }
-        let vlmetalayers = parse_layers(src, 2, 0, "vlmetalayer")?;
+        let vlmetalayers = parse_layers(src, 2, 0, &VLMETALAYERS)?;
         let mut t = Reader::at(src, src.len() - 18);
         let (fingerprint_type, fingerprint) = t.fixext16("trailer fingerprint")?;
         Ok(Trailer {
@@ -616,9 +692,9 @@ pub fn decode_offset(v: i64) -> Result<ChunkLoc> {
     } else if u & (2 << 56) != 0 {
         SpecialType::Nan
     } else {
-        return Err(Error::header(format!(
-            "offset entry {u:#018x} is no special kind"
-        )));
+        return Err(Error::Malformed {
+            what: "a negative offsets-index entry has no special-kind bit",
+        });
     };
     Ok(ChunkLoc::Special(kind))
 }
@@ -626,16 +702,17 @@ pub fn decode_offset(v: i64) -> Result<ChunkLoc> {
 /// The offsets-index entry of a special chunk (`0x80 | kind` in byte 7).
 ///
 /// # Errors
-/// [`Error::InvalidParam`] for kinds other than zeros, NaN and uninit.
+/// [`Error::OutOfRange`] for kinds other than zeros, NaN and uninit.
 pub fn encode_special(kind: SpecialType) -> Result<i64> {
     match kind {
         SpecialType::Zero | SpecialType::Nan | SpecialType::Uninit => {
             Ok(((1u64 << 63) | ((kind as u64) << 56)) as i64)
         }
-        other => Err(Error::InvalidParam(format!(
-            "{} chunks have no special offset",
-            other.name()
-        ))),
+        other => Err(Error::range(
+            "special kind of an offsets-index entry",
+            other as u8,
+            Expected::OneOf("1 (zeros), 2 (NaN) or 4 (uninit)"),
+        )),
     }
 }
 
@@ -643,7 +720,7 @@ pub fn encode_special(kind: SpecialType) -> Result<i64> {
 mod tests {
     use super::*;
 
-    /// The header and trailer of `shared/spec/frames.md` §13 (a C-Blosc2 frame).
+    /// The header and trailer of a frame C-Blosc2 wrote (one metalayer `abc`).
     const SPEC_HEADER: &str = "9ea862326672616d6500d200000072cf00000000000003dea412003503\
         d30000000000002ee0d300000000000002e2d200000004d200000000d200000fa0d10001d10001c3d806\
         0000000000010500000000000000000093cd0010de0001a3616263d20000006adc0001c60000000393\
@@ -663,7 +740,7 @@ mod tests {
         let h = FrameHeader::parse(&bytes).unwrap();
         assert_eq!((h.header_len, h.frame_len), (114, 990));
         assert_eq!((h.nbytes, h.cbytes, h.chunksize), (12_000, 738, 4000));
-        assert_eq!((h.codec, h.clevel, h.typesize), (5, 3, 4));
+        assert_eq!((h.codec, h.clevel, h.typesize), (CodecId::ZSTD, 3, 4));
         assert_eq!(h.metalayers[0].name, "abc");
         assert_eq!(h.metalayers[0].content, [0x93, 1, 2]);
         assert_eq!(h.to_bytes(), bytes);

@@ -3,4 +3,5 @@
 pub mod b2nd;
 pub mod chunk;
 pub mod frame;
-pub mod msgpack;
+pub mod ids;
+pub(crate) mod msgpack;

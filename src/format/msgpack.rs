@@ -8,24 +8,11 @@
 //!
 //! Format: the msgpack specification (fixarray `9x`, array16 `DC`, map16 `DE`, fixstr `Ax`,
 //! str32 `DB`, bin32 `C6`, int8–64 `D0`–`D3`, uint8–64 `CC`–`CF`, bool `C2`/`C3`, fixext16
-//! `D8`); c-blosc2 `blosc/frame.c`, `blosc/b2nd.c`; `shared/spec/frames.md` §2, §3, §6, §9.
-//!
-//! ```
-//! use strata::format::msgpack::{Reader, Writer};
-//! let mut w = Writer::new();
-//! w.fixarray(2);
-//! w.int32(-7);
-//! w.str32(b"<f8");
-//! let bytes = w.into_inner();
-//! assert_eq!(bytes, [0x92, 0xd2, 0xff, 0xff, 0xff, 0xf9, 0xdb, 0, 0, 0, 3, b'<', b'f', b'8']);
-//! let mut r = Reader::new(&bytes);
-//! assert_eq!(r.array_len("values").unwrap(), 2);
-//! assert_eq!(r.int("value").unwrap(), -7);
-//! assert_eq!(r.str32("dtype").unwrap(), b"<f8");
-//! ```
+//! `D8`); c-blosc2 `blosc/frame.c`, `blosc/b2nd.c`; `docs/frame-format.md`, `docs/b2nd.md`.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Marker, Result};
 
+#[cfg(test)]
 /// Marker of an `int8`.
 pub const INT8: u8 = 0xd0;
 /// Marker of an `int16`.
@@ -34,6 +21,7 @@ pub const INT16: u8 = 0xd1;
 pub const INT32: u8 = 0xd2;
 /// Marker of an `int64`.
 pub const INT64: u8 = 0xd3;
+#[cfg(test)]
 /// Marker of a `uint8`.
 pub const UINT8: u8 = 0xcc;
 /// Marker of a `uint16`.
@@ -63,8 +51,8 @@ pub const FIXSTR: u8 = 0xa0;
 
 /// A bounds-checked reading cursor over msgpack bytes.
 ///
-/// Errors are [`Error::InvalidHeader`] naming what was read and where; the frame layer adds
-/// the file name.
+/// Errors are [`Error::Msgpack`] (another marker, or the buffer ends), naming the field read
+/// and where; the frame layer adds the file name.
 #[derive(Debug, Clone)]
 pub struct Reader<'a> {
     buf: &'a [u8],
@@ -93,8 +81,8 @@ impl<'a> Reader<'a> {
     /// The next `n` bytes, consumed.
     ///
     /// # Errors
-    /// [`Error::InvalidHeader`] when fewer than `n` bytes are left.
-    pub fn bytes(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
+    /// [`Error::Msgpack`] when fewer than `n` bytes are left.
+    pub fn bytes(&mut self, n: usize, what: &'static str) -> Result<&'a [u8]> {
         let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
         match end {
             Some(end) => {
@@ -102,23 +90,24 @@ impl<'a> Reader<'a> {
                 self.pos = end;
                 Ok(s)
             }
-            None => Err(Error::header(format!(
-                "{what}: needs {n} bytes at byte {}, only {} left",
-                self.pos,
-                self.buf.len().saturating_sub(self.pos)
-            ))),
+            None => Err(Error::Msgpack {
+                what,
+                at: self.pos,
+                expected: Marker::Bytes(n),
+                found: None,
+            }),
         }
     }
 
     /// One byte.
     ///
     /// # Errors
-    /// [`Error::InvalidHeader`] at the end of the buffer.
-    pub fn u8(&mut self, what: &str) -> Result<u8> {
+    /// [`Error::Msgpack`] at the end of the buffer.
+    pub fn u8(&mut self, what: &'static str) -> Result<u8> {
         Ok(self.bytes(1, what)?[0])
     }
 
-    fn array<const N: usize>(&mut self, what: &str) -> Result<[u8; N]> {
+    fn array<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N]> {
         let mut a = [0u8; N];
         a.copy_from_slice(self.bytes(N, what)?);
         Ok(a)
@@ -127,26 +116,29 @@ impl<'a> Reader<'a> {
     /// Checks that the next byte is `marker` and consumes it.
     ///
     /// # Errors
-    /// [`Error::InvalidHeader`] for another byte or the end of the buffer.
-    pub fn marker(&mut self, marker: u8, what: &str) -> Result<()> {
+    /// [`Error::Msgpack`] for another byte or at the end of the buffer.
+    pub fn marker(&mut self, marker: u8, what: &'static str) -> Result<()> {
         let at = self.pos;
         let b = self.u8(what)?;
         if b == marker {
             Ok(())
         } else {
-            Err(Error::header(format!(
-                "{what}: expected msgpack marker {marker:#04x} at byte {at}, found {b:#04x}"
-            )))
+            Err(Error::Msgpack {
+                what,
+                at,
+                expected: Marker::Exactly(marker),
+                found: Some(b),
+            })
         }
     }
 
+    #[cfg(test)]
     /// An `int8`/`int16`/`int32`/`int64` (`D0`–`D3`), a `uint8`–`uint64` (`CC`–`CF`) or a
     /// positive or negative fixint, as `i64`.
     ///
     /// # Errors
-    /// [`Error::InvalidHeader`] for another marker, a short buffer, or a `uint64` above
-    /// `i64::MAX`.
-    pub fn int(&mut self, what: &str) -> Result<i64> {
+    /// [`Error::Msgpack`] for another marker, a short buffer or a `uint64` above `i64::MAX`.
+    pub fn int(&mut self, what: &'static str) -> Result<i64> {
         let at = self.pos;
         let m = self.u8(what)?;
         Ok(match m {
@@ -161,14 +153,20 @@ impl<'a> Reader<'a> {
             UINT32 => i64::from(u32::from_be_bytes(self.array(what)?)),
             UINT64 => {
                 let v = u64::from_be_bytes(self.array(what)?);
-                i64::try_from(v).map_err(|_| {
-                    Error::header(format!("{what}: uint64 {v} at byte {at} exceeds i64"))
+                i64::try_from(v).map_err(|_| Error::Msgpack {
+                    what,
+                    at,
+                    expected: Marker::Int64,
+                    found: Some(UINT64),
                 })?
             }
             other => {
-                return Err(Error::header(format!(
-                    "{what}: expected a msgpack integer at byte {at}, found marker {other:#04x}"
-                )))
+                return Err(Error::Msgpack {
+                    what,
+                    at,
+                    expected: Marker::Integer,
+                    found: Some(other),
+                })
             }
         })
     }
@@ -176,8 +174,8 @@ impl<'a> Reader<'a> {
     /// An `int32` with its `D2` marker.
     ///
     /// # Errors
-    /// [`Error::InvalidHeader`] for another marker or a short buffer.
-    pub fn int32(&mut self, what: &str) -> Result<i32> {
+    /// [`Error::Msgpack`] for another marker or a short buffer.
+    pub fn int32(&mut self, what: &'static str) -> Result<i32> {
         self.marker(INT32, what)?;
         Ok(i32::from_be_bytes(self.array(what)?))
     }
@@ -185,8 +183,8 @@ impl<'a> Reader<'a> {
     /// An `int64` with its `D3` marker.
     ///
     /// # Errors
-    /// [`Error::InvalidHeader`] for another marker or a short buffer.
-    pub fn int64(&mut self, what: &str) -> Result<i64> {
+    /// [`Error::Msgpack`] for another marker or a short buffer.
+    pub fn int64(&mut self, what: &'static str) -> Result<i64> {
         self.marker(INT64, what)?;
         Ok(i64::from_be_bytes(self.array(what)?))
     }
@@ -194,8 +192,8 @@ impl<'a> Reader<'a> {
     /// An `int16` with its `D1` marker.
     ///
     /// # Errors
-    /// [`Error::InvalidHeader`] for another marker or a short buffer.
-    pub fn int16(&mut self, what: &str) -> Result<i16> {
+    /// [`Error::Msgpack`] for another marker or a short buffer.
+    pub fn int16(&mut self, what: &'static str) -> Result<i16> {
         self.marker(INT16, what)?;
         Ok(i16::from_be_bytes(self.array(what)?))
     }
@@ -203,8 +201,8 @@ impl<'a> Reader<'a> {
     /// A `uint16` with its `CD` marker.
     ///
     /// # Errors
-    /// [`Error::InvalidHeader`] for another marker or a short buffer.
-    pub fn uint16(&mut self, what: &str) -> Result<u16> {
+    /// [`Error::Msgpack`] for another marker or a short buffer.
+    pub fn uint16(&mut self, what: &'static str) -> Result<u16> {
         self.marker(UINT16, what)?;
         Ok(u16::from_be_bytes(self.array(what)?))
     }
@@ -212,8 +210,8 @@ impl<'a> Reader<'a> {
     /// A `uint32` with its `CE` marker.
     ///
     /// # Errors
-    /// [`Error::InvalidHeader`] for another marker or a short buffer.
-    pub fn uint32(&mut self, what: &str) -> Result<u32> {
+    /// [`Error::Msgpack`] for another marker or a short buffer.
+    pub fn uint32(&mut self, what: &'static str) -> Result<u32> {
         self.marker(UINT32, what)?;
         Ok(u32::from_be_bytes(self.array(what)?))
     }
@@ -221,8 +219,8 @@ impl<'a> Reader<'a> {
     /// A `uint64` with its `CF` marker.
     ///
     /// # Errors
-    /// [`Error::InvalidHeader`] for another marker or a short buffer.
-    pub fn uint64(&mut self, what: &str) -> Result<u64> {
+    /// [`Error::Msgpack`] for another marker or a short buffer.
+    pub fn uint64(&mut self, what: &'static str) -> Result<u64> {
         self.marker(UINT64, what)?;
         Ok(u64::from_be_bytes(self.array(what)?))
     }
@@ -230,38 +228,45 @@ impl<'a> Reader<'a> {
     /// A bool (`C2`/`C3`).
     ///
     /// # Errors
-    /// [`Error::InvalidHeader`] for another marker or the end of the buffer.
-    pub fn bool(&mut self, what: &str) -> Result<bool> {
+    /// [`Error::Msgpack`] for another marker or at the end of the buffer.
+    pub fn bool(&mut self, what: &'static str) -> Result<bool> {
         let at = self.pos;
         match self.u8(what)? {
             FALSE => Ok(false),
             TRUE => Ok(true),
-            other => Err(Error::header(format!(
-                "{what}: expected a msgpack bool at byte {at}, found {other:#04x}"
-            ))),
+            other => Err(Error::Msgpack {
+                what,
+                at,
+                expected: Marker::Bool,
+                found: Some(other),
+            }),
         }
     }
 
+    #[cfg(test)]
     /// The length of a fixarray (`9x`) or array16 (`DC`).
     ///
     /// # Errors
-    /// [`Error::InvalidHeader`] for another marker or a short buffer.
-    pub fn array_len(&mut self, what: &str) -> Result<usize> {
+    /// [`Error::Msgpack`] for another marker or a short buffer.
+    pub fn array_len(&mut self, what: &'static str) -> Result<usize> {
         let at = self.pos;
         match self.u8(what)? {
             m @ 0x90..=0x9f => Ok(usize::from(m - FIXARRAY)),
             ARRAY16 => Ok(usize::from(u16::from_be_bytes(self.array(what)?))),
-            other => Err(Error::header(format!(
-                "{what}: expected a msgpack array at byte {at}, found {other:#04x}"
-            ))),
+            other => Err(Error::Msgpack {
+                what,
+                at,
+                expected: Marker::Array,
+                found: Some(other),
+            }),
         }
     }
 
     /// The number of entries of a map16 (`DE`).
     ///
     /// # Errors
-    /// [`Error::InvalidHeader`] for another marker or a short buffer.
-    pub fn map16_len(&mut self, what: &str) -> Result<usize> {
+    /// [`Error::Msgpack`] for another marker or a short buffer.
+    pub fn map16_len(&mut self, what: &'static str) -> Result<usize> {
         self.marker(MAP16, what)?;
         Ok(usize::from(u16::from_be_bytes(self.array(what)?)))
     }
@@ -269,14 +274,17 @@ impl<'a> Reader<'a> {
     /// The bytes of a fixstr (`Ax`, up to 31 bytes).
     ///
     /// # Errors
-    /// [`Error::InvalidHeader`] for another marker or a short buffer.
-    pub fn fixstr(&mut self, what: &str) -> Result<&'a [u8]> {
+    /// [`Error::Msgpack`] for another marker or a short buffer.
+    pub fn fixstr(&mut self, what: &'static str) -> Result<&'a [u8]> {
         let at = self.pos;
         let m = self.u8(what)?;
         if m & 0xe0 != FIXSTR {
-            return Err(Error::header(format!(
-                "{what}: expected a msgpack fixstr at byte {at}, found {m:#04x}"
-            )));
+            return Err(Error::Msgpack {
+                what,
+                at,
+                expected: Marker::Fixstr,
+                found: Some(m),
+            });
         }
         self.bytes(usize::from(m & 0x1f), what)
     }
@@ -284,8 +292,8 @@ impl<'a> Reader<'a> {
     /// The bytes of a str32 (`DB` + u32 length).
     ///
     /// # Errors
-    /// [`Error::InvalidHeader`] for another marker or a length past the end.
-    pub fn str32(&mut self, what: &str) -> Result<&'a [u8]> {
+    /// [`Error::Msgpack`] for another marker or a length past the end.
+    pub fn str32(&mut self, what: &'static str) -> Result<&'a [u8]> {
         self.marker(STR32, what)?;
         let n = u32::from_be_bytes(self.array(what)?);
         self.bytes(n as usize, what)
@@ -294,8 +302,8 @@ impl<'a> Reader<'a> {
     /// The content of a bin32 (`C6` + u32 length).
     ///
     /// # Errors
-    /// [`Error::InvalidHeader`] for another marker or a length past the end.
-    pub fn bin32(&mut self, what: &str) -> Result<&'a [u8]> {
+    /// [`Error::Msgpack`] for another marker or a length past the end.
+    pub fn bin32(&mut self, what: &'static str) -> Result<&'a [u8]> {
         self.marker(BIN32, what)?;
         let n = u32::from_be_bytes(self.array(what)?);
         self.bytes(n as usize, what)
@@ -304,8 +312,8 @@ impl<'a> Reader<'a> {
     /// A fixext16 (`D8`): its type byte and 16 data bytes.
     ///
     /// # Errors
-    /// [`Error::InvalidHeader`] for another marker or a short buffer.
-    pub fn fixext16(&mut self, what: &str) -> Result<(u8, [u8; 16])> {
+    /// [`Error::Msgpack`] for another marker or a short buffer.
+    pub fn fixext16(&mut self, what: &'static str) -> Result<(u8, [u8; 16])> {
         self.marker(FIXEXT16, what)?;
         let t = self.u8(what)?;
         Ok((t, self.array(what)?))
@@ -335,12 +343,6 @@ impl Writer {
     #[must_use]
     pub fn len(&self) -> usize {
         self.buf.len()
-    }
-
-    /// True when nothing has been written.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.buf.is_empty()
     }
 
     /// Mutable access to the bytes written so far (to patch a length or an offset).
@@ -384,6 +386,7 @@ impl Writer {
         self.buf.extend_from_slice(s);
     }
 
+    #[cfg(test)]
     /// A str32 (`DB` + u32 length + bytes).
     pub fn str32(&mut self, s: &[u8]) {
         self.buf.push(STR32);
@@ -459,6 +462,23 @@ impl Writer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_writer_and_a_reader_agree() {
+        let mut w = Writer::new();
+        w.fixarray(2);
+        w.int32(-7);
+        w.str32(b"<f8");
+        let bytes = w.into_inner();
+        assert_eq!(
+            bytes,
+            [0x92, 0xd2, 0xff, 0xff, 0xff, 0xf9, 0xdb, 0, 0, 0, 3, b'<', b'f', b'8']
+        );
+        let mut r = Reader::new(&bytes);
+        assert_eq!(r.array_len("values").unwrap(), 2);
+        assert_eq!(r.int("value").unwrap(), -7);
+        assert_eq!(r.str32("dtype").unwrap(), b"<f8");
+    }
 
     #[test]
     fn ints_of_every_width_round_trip() {

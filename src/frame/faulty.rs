@@ -67,11 +67,12 @@ impl FaultPlan {
 }
 
 fn injected(path: &str) -> Error {
-    Error::Io {
-        path: path.to_string(),
-        op: IoOp::Write,
-        message: "injected fault (simulated crash)".into(),
-    }
+    Error::refused(
+        path,
+        IoOp::Write,
+        std::io::ErrorKind::Other,
+        "injected fault (simulated crash)",
+    )
 }
 
 /// A [`FrameIo`] wrapper that fails as its [`FaultPlan`] says.

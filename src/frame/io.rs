@@ -5,12 +5,22 @@
 //! (`%08X.chunk`). Backends: [`FileIo`] (a contiguous frame file), [`DirIo`] (a sparse frame
 //! directory), [`MemIo`] (memory, either layout) and, for durability tests,
 //! [`super::FaultyIo`], which fails after a chosen number of writes.
+//!
+//! Readers hand a store every byte range one step needs at once ([`FrameIo::read_many`]):
+//! local stores read them one after the other, a network store coalesces them into few
+//! requests.
+//!
+//! Files are regular files only: a device, FIFO or socket is refused when opened (without
+//! waiting for a FIFO's writer), so that no frame is read from `/dev/zero` forever, and a
+//! frame is never renamed over anything but a regular file. A writable frame opened through a
+//! symbolic link is written at the link's target, which stays linked.
 
 use crate::error::{Error, IoOp, Result};
 use crate::format::frame::FrameType;
 use std::collections::BTreeMap;
-use std::fs::{self, File, OpenOptions};
-use std::os::unix::fs::FileExt;
+use std::fs::{self, File, FileType, OpenOptions};
+use std::io::ErrorKind;
+use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -21,6 +31,35 @@ pub enum Obj {
     Frame,
     /// Chunk file number `n` of a sparse frame (`%08X.chunk`).
     Chunk(u64),
+}
+
+/// One read of a batch handed to [`FrameIo::read_many`]: `buf.len()` bytes of `obj` at `pos`.
+#[derive(Debug)]
+pub struct ReadReq<'a> {
+    /// The object read.
+    pub obj: Obj,
+    /// Where the bytes start in it.
+    pub pos: u64,
+    /// Filled with the bytes.
+    pub buf: &'a mut [u8],
+}
+
+/// What reads moved from a store: bytes of the stored objects (for a network store, the
+/// file bytes received, gaps between coalesced ranges included, protocol framing not), and
+/// the reads (local stores) or requests (network stores) that moved them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Traffic {
+    /// Bytes moved.
+    pub bytes: u64,
+    /// Reads or requests.
+    pub requests: u64,
+}
+
+impl std::ops::AddAssign for Traffic {
+    fn add_assign(&mut self, other: Traffic) {
+        self.bytes += other.bytes;
+        self.requests += other.requests;
+    }
 }
 
 /// A store of frame bytes: random-access objects that can be read, written, truncated,
@@ -34,6 +73,34 @@ pub trait FrameIo: Send + Sync {
     /// [`Error::Frame`] when the object ends before `pos + buf.len()`; [`Error::Io`] (read or
     /// open) when the system fails.
     fn read_at(&self, obj: Obj, pos: u64, buf: &mut [u8]) -> Result<()>;
+    /// Fills every request's buffer, and returns what that moved. The default reads them one
+    /// by one with [`FrameIo::read_at`]; a network store sends them in as few requests as it
+    /// can.
+    ///
+    /// # Errors
+    /// As [`FrameIo::read_at`], for the first read that fails.
+    fn read_many(&self, reqs: &mut [ReadReq<'_>]) -> Result<Traffic> {
+        let mut moved = Traffic::default();
+        for r in reqs.iter_mut() {
+            self.read_at(r.obj, r.pos, r.buf)?;
+            moved += Traffic {
+                bytes: r.buf.len() as u64,
+                requests: 1,
+            };
+        }
+        Ok(moved)
+    }
+    /// True when one [`FrameIo::read_many`] of many ranges costs much less than as many
+    /// single reads (a network store): readers then gather the ranges of many chunks into one
+    /// call instead of reading chunks in parallel. False by default.
+    fn batches_reads(&self) -> bool {
+        false
+    }
+    /// Everything the store moved since it was opened, for stores that count it (network
+    /// stores); `None` by default.
+    fn traffic(&self) -> Option<Traffic> {
+        None
+    }
     /// The length of `obj` in bytes.
     ///
     /// # Errors
@@ -71,34 +138,150 @@ pub trait FrameIo: Send + Sync {
     fn path(&self, obj: Obj) -> String;
     /// The frame layout this store holds.
     fn frame_type(&self) -> FrameType;
-}
-
-fn io_err(path: &Path, op: IoOp, e: &std::io::Error) -> Error {
-    Error::Io {
-        path: path.display().to_string(),
-        op,
-        message: e.to_string(),
+    /// The identity of the frame's file when the store was opened (a contiguous frame's file,
+    /// a sparse frame's index); `None` for stores without a file.
+    fn identity(&self) -> Option<FileIdentity> {
+        None
+    }
+    /// What names the version of a remote frame's file as it was opened (its URL, `ETag` or
+    /// `Last-Modified`, and length); `None` for local stores, and for a server that sends
+    /// neither validator.
+    fn validator(&self) -> Option<String> {
+        None
     }
 }
 
+/// The identity of a file's content at one time: if any field changes, so may the content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct FileIdentity {
+    /// Device.
+    pub dev: u64,
+    /// Inode.
+    pub ino: u64,
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, ns since the epoch.
+    pub mtime_ns: i128,
+    /// Status change time, ns since the epoch.
+    pub ctime_ns: i128,
+}
+
+impl FileIdentity {
+    /// The identity in `meta` (from `File::metadata`, i.e. `fstat` of an open file).
+    #[must_use]
+    pub fn of(meta: &std::fs::Metadata) -> FileIdentity {
+        use std::os::unix::fs::MetadataExt;
+        let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+        FileIdentity {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime_ns: ns(meta.mtime(), meta.mtime_nsec()),
+            ctime_ns: ns(meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+}
+
+fn io_err(path: &Path, op: IoOp, e: std::io::Error) -> Error {
+    Error::io(path.display().to_string(), op, e)
+}
+
+/// Reading `len` bytes at `pos` of an object of `have` bytes.
 fn short_read(path: String, pos: u64, len: usize, have: u64) -> Error {
-    Error::Frame {
+    let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    Error::frame(
         path,
-        what: format!(
-            "truncated: reading {len} bytes at byte {pos} needs {} bytes, the file has {have}",
-            pos.saturating_add(len as u64)
+        Error::Truncated {
+            what: "the file",
+            needed: size(pos.saturating_add(len as u64)),
+            available: size(have),
+        },
+    )
+}
+
+/// What a file of type `kind` is, for messages: "a regular file", "a directory", "a
+/// symbolic link", "a character device", "a block device", "a FIFO", "a socket".
+#[must_use]
+pub fn file_kind(kind: FileType) -> &'static str {
+    if kind.is_file() {
+        "a regular file"
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_symlink() {
+        "a symbolic link"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
+fn not_regular(path: &Path, kind: FileType) -> Error {
+    Error::refused(
+        path.display().to_string(),
+        IoOp::Open,
+        ErrorKind::InvalidInput,
+        &format!(
+            "{} is not a regular file, the only kind a frame is stored in",
+            file_kind(kind)
         ),
+    )
+}
+
+/// Opens the regular file `path` (following symbolic links); `create` makes a missing one.
+/// A FIFO is opened without waiting for its writer (O_NONBLOCK, which regular files ignore)
+/// and, as any other non-regular file, refused.
+fn open_regular(path: &Path, write: bool, create: bool) -> Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(write)
+        .create(create)
+        .truncate(false)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| io_err(path, IoOp::Open, e))?;
+    let kind = file
+        .metadata()
+        .map_err(|e| io_err(path, IoOp::Open, e))?
+        .file_type();
+    if !kind.is_file() {
+        return Err(not_regular(path, kind));
+    }
+    Ok(file)
+}
+
+/// Refuses to replace `path` when it exists as anything but a regular file (a directory,
+/// symbolic link, device, FIFO or socket): a frame is renamed into place, which would replace
+/// that file itself.
+fn check_replaceable(path: &Path) -> Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if !m.file_type().is_file() => Err(Error::refused(
+            path.display().to_string(),
+            IoOp::Open,
+            ErrorKind::InvalidInput,
+            &format!(
+                "{} is not a regular file: a frame replaces only a regular file",
+                file_kind(m.file_type())
+            ),
+        )),
+        _ => Ok(()),
     }
 }
 
 fn read_file_at(file: &File, path: &Path, pos: u64, buf: &mut [u8]) -> Result<()> {
     match file.read_exact_at(buf, pos) {
         Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+        Err(e) if e.kind() == ErrorKind::UnexpectedEof => {
             let have = file.metadata().map(|m| m.len()).unwrap_or(0);
             Err(short_read(path.display().to_string(), pos, buf.len(), have))
         }
-        Err(e) => Err(io_err(path, IoOp::Read, &e)),
+        Err(e) => Err(io_err(path, IoOp::Read, e)),
     }
 }
 
@@ -108,18 +291,28 @@ fn replace_file(path: &Path, parts: &[&[u8]], durable: bool) -> Result<()> {
     let mut name = path.as_os_str().to_owned();
     name.push(".strata-tmp");
     let tmp = PathBuf::from(name);
-    let f = File::create(&tmp).map_err(|e| io_err(&tmp, IoOp::Open, &e))?;
+    check_replaceable(path)?;
+    // A leftover of an interrupted write goes; whatever else has the name (a link planted
+    // there) is not followed: the file is created new.
+    if fs::symlink_metadata(&tmp).is_ok_and(|m| !m.is_dir()) {
+        fs::remove_file(&tmp).map_err(|e| io_err(&tmp, IoOp::Remove, e))?;
+    }
+    let f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(|e| io_err(&tmp, IoOp::Open, e))?;
     let mut pos = 0u64;
     for p in parts {
         f.write_all_at(p, pos)
-            .map_err(|e| io_err(&tmp, IoOp::Write, &e))?;
+            .map_err(|e| io_err(&tmp, IoOp::Write, e))?;
         pos += p.len() as u64;
     }
     if durable {
-        f.sync_all().map_err(|e| io_err(&tmp, IoOp::Sync, &e))?;
+        f.sync_all().map_err(|e| io_err(&tmp, IoOp::Sync, e))?;
     }
     drop(f);
-    fs::rename(&tmp, path).map_err(|e| io_err(path, IoOp::Remove, &e))?;
+    fs::rename(&tmp, path).map_err(|e| io_err(path, IoOp::Remove, e))?;
     if durable {
         sync_dir(path)?;
     }
@@ -132,8 +325,8 @@ fn sync_dir(path: &Path) -> Result<()> {
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let d = File::open(dir).map_err(|e| io_err(dir, IoOp::Open, &e))?;
-    d.sync_all().map_err(|e| io_err(dir, IoOp::Sync, &e))
+    let d = File::open(dir).map_err(|e| io_err(dir, IoOp::Open, e))?;
+    d.sync_all().map_err(|e| io_err(dir, IoOp::Sync, e))
 }
 
 /// A contiguous frame in one file (`.b2frame`, `.b2nd`).
@@ -142,24 +335,27 @@ pub struct FileIo {
     path: PathBuf,
     file: File,
     writable: bool,
+    identity: Option<FileIdentity>,
 }
 
 impl FileIo {
-    /// Opens an existing file, for reading only or for reading and writing.
+    /// Opens an existing regular file, for reading only or for reading and writing (through a
+    /// symbolic link: its target, where the frame's rewrites then go).
     ///
     /// # Errors
-    /// [`Error::Io`] (open) naming the file.
+    /// [`Error::Io`] (open) naming the file, also for a file that is not a regular file.
     pub fn open(path: impl AsRef<Path>, writable: bool) -> Result<Self> {
-        let path = path.as_ref().to_path_buf();
-        let file = OpenOptions::new()
-            .read(true)
-            .write(writable)
-            .open(&path)
-            .map_err(|e| io_err(&path, IoOp::Open, &e))?;
+        let mut path = path.as_ref().to_path_buf();
+        if writable && fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            path = fs::canonicalize(&path).map_err(|e| io_err(&path, IoOp::Open, e))?;
+        }
+        let file = open_regular(&path, writable, false)?;
+        let identity = file.metadata().ok().map(|m| FileIdentity::of(&m));
         Ok(FileIo {
             path,
             file,
             writable,
+            identity,
         })
     }
 
@@ -176,11 +372,12 @@ impl FileIo {
     ) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
         if !overwrite && path.exists() {
-            return Err(Error::Io {
-                path: path.display().to_string(),
-                op: IoOp::Open,
-                message: "already exists (remove it or allow overwriting)".into(),
-            });
+            return Err(Error::refused(
+                path.display().to_string(),
+                IoOp::Open,
+                ErrorKind::AlreadyExists,
+                "already exists (remove it or allow overwriting)",
+            ));
         }
         replace_file(&path, parts, durable)?;
         Self::open(path, true)
@@ -189,10 +386,9 @@ impl FileIo {
     fn check(&self, obj: Obj) -> Result<()> {
         match obj {
             Obj::Frame => Ok(()),
-            Obj::Chunk(n) => Err(Error::InvalidParam(format!(
-                "{}: a contiguous frame has no chunk file {n}",
-                self.path.display()
-            ))),
+            Obj::Chunk(_) => Err(Error::Internal {
+                what: "a chunk file was asked of a contiguous frame",
+            }),
         }
     }
 
@@ -201,11 +397,12 @@ impl FileIo {
         if self.writable {
             Ok(())
         } else {
-            Err(Error::Io {
-                path: self.path.display().to_string(),
-                op: IoOp::Write,
-                message: "opened read-only".into(),
-            })
+            Err(Error::refused(
+                self.path.display().to_string(),
+                IoOp::Write,
+                ErrorKind::PermissionDenied,
+                "opened read-only",
+            ))
         }
     }
 }
@@ -221,28 +418,28 @@ impl FrameIo for FileIo {
         self.file
             .metadata()
             .map(|m| m.len())
-            .map_err(|e| io_err(&self.path, IoOp::Read, &e))
+            .map_err(|e| io_err(&self.path, IoOp::Read, e))
     }
 
     fn write_at(&mut self, obj: Obj, pos: u64, data: &[u8]) -> Result<()> {
         self.check_write(obj)?;
         self.file
             .write_all_at(data, pos)
-            .map_err(|e| io_err(&self.path, IoOp::Write, &e))
+            .map_err(|e| io_err(&self.path, IoOp::Write, e))
     }
 
     fn set_len(&mut self, obj: Obj, len: u64) -> Result<()> {
         self.check_write(obj)?;
         self.file
             .set_len(len)
-            .map_err(|e| io_err(&self.path, IoOp::Truncate, &e))
+            .map_err(|e| io_err(&self.path, IoOp::Truncate, e))
     }
 
     fn sync(&mut self, obj: Obj) -> Result<()> {
         self.check(obj)?;
         self.file
             .sync_data()
-            .map_err(|e| io_err(&self.path, IoOp::Sync, &e))?;
+            .map_err(|e| io_err(&self.path, IoOp::Sync, e))?;
         sync_dir(&self.path)
     }
 
@@ -250,11 +447,7 @@ impl FrameIo for FileIo {
         self.check_write(obj)?;
         replace_file(&self.path, parts, durable)?;
         // The name now refers to the new file: reopen it.
-        self.file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&self.path)
-            .map_err(|e| io_err(&self.path, IoOp::Open, &e))?;
+        self.file = open_regular(&self.path, true, false)?;
         Ok(())
     }
 
@@ -269,6 +462,17 @@ impl FrameIo for FileIo {
     fn frame_type(&self) -> FrameType {
         FrameType::Contiguous
     }
+
+    fn identity(&self) -> Option<FileIdentity> {
+        self.identity
+    }
+}
+
+/// True when `s` is an `http://` or `https://` URL (what opens a remote frame).
+#[must_use]
+pub fn is_url(s: &str) -> bool {
+    let lower = |n: usize| s.get(..n).map(str::to_ascii_lowercase);
+    lower(7).as_deref() == Some("http://") || lower(8).as_deref() == Some("https://")
 }
 
 /// The name of the index file of a sparse frame.
@@ -279,6 +483,7 @@ pub const SFRAME_INDEX: &str = "chunks.b2frame";
 pub struct DirIo {
     dir: PathBuf,
     writable: bool,
+    identity: Option<FileIdentity>,
 }
 
 impl DirIo {
@@ -290,13 +495,19 @@ impl DirIo {
         let dir = dir.as_ref().to_path_buf();
         let index = dir.join(SFRAME_INDEX);
         if !index.is_file() {
-            return Err(Error::Io {
-                path: index.display().to_string(),
-                op: IoOp::Open,
-                message: "no such file (not a sparse frame directory)".into(),
-            });
+            return Err(Error::refused(
+                index.display().to_string(),
+                IoOp::Open,
+                ErrorKind::NotFound,
+                "no such file (not a sparse frame directory)",
+            ));
         }
-        Ok(DirIo { dir, writable })
+        let identity = fs::metadata(&index).ok().map(|m| FileIdentity::of(&m));
+        Ok(DirIo {
+            dir,
+            writable,
+            identity,
+        })
     }
 
     /// Creates the directory (which must not exist unless `overwrite`, in which case its
@@ -311,21 +522,34 @@ impl DirIo {
         durable: bool,
     ) -> Result<Self> {
         let dir = dir.as_ref().to_path_buf();
-        if dir.exists() {
-            if !overwrite {
-                return Err(Error::Io {
-                    path: dir.display().to_string(),
-                    op: IoOp::Open,
-                    message: "already exists (remove it or allow overwriting)".into(),
-                });
+        if let Ok(m) = fs::symlink_metadata(&dir) {
+            if !m.is_dir() {
+                return Err(Error::refused(
+                    dir.display().to_string(),
+                    IoOp::Open,
+                    ErrorKind::InvalidInput,
+                    &format!(
+                        "{} is not a directory: a sparse frame replaces only a directory",
+                        file_kind(m.file_type())
+                    ),
+                ));
             }
-            fs::remove_dir_all(&dir).map_err(|e| io_err(&dir, IoOp::Remove, &e))?;
+            if !overwrite {
+                return Err(Error::refused(
+                    dir.display().to_string(),
+                    IoOp::Open,
+                    ErrorKind::AlreadyExists,
+                    "already exists (remove it or allow overwriting)",
+                ));
+            }
+            fs::remove_dir_all(&dir).map_err(|e| io_err(&dir, IoOp::Remove, e))?;
         }
-        fs::create_dir_all(&dir).map_err(|e| io_err(&dir, IoOp::Open, &e))?;
+        fs::create_dir_all(&dir).map_err(|e| io_err(&dir, IoOp::Open, e))?;
         replace_file(&dir.join(SFRAME_INDEX), index, durable)?;
         Ok(DirIo {
             dir,
             writable: true,
+            identity: None,
         })
     }
 
@@ -339,19 +563,14 @@ impl DirIo {
     fn open_file(&self, obj: Obj, write: bool) -> Result<(PathBuf, File)> {
         let path = self.file(obj);
         if write && !self.writable {
-            return Err(Error::Io {
-                path: path.display().to_string(),
-                op: IoOp::Write,
-                message: "opened read-only".into(),
-            });
+            return Err(Error::refused(
+                path.display().to_string(),
+                IoOp::Write,
+                ErrorKind::PermissionDenied,
+                "opened read-only",
+            ));
         }
-        let f = OpenOptions::new()
-            .read(true)
-            .write(write)
-            .create(write)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| io_err(&path, IoOp::Open, &e))?;
+        let f = open_regular(&path, write, write)?;
         Ok((path, f))
     }
 }
@@ -364,37 +583,39 @@ impl FrameIo for DirIo {
 
     fn len(&self, obj: Obj) -> Result<u64> {
         let path = self.file(obj);
-        fs::metadata(&path)
-            .map(|m| m.len())
-            .map_err(|e| io_err(&path, IoOp::Open, &e))
+        let m = fs::metadata(&path).map_err(|e| io_err(&path, IoOp::Open, e))?;
+        if !m.is_file() {
+            return Err(not_regular(&path, m.file_type()));
+        }
+        Ok(m.len())
     }
 
     fn write_at(&mut self, obj: Obj, pos: u64, data: &[u8]) -> Result<()> {
         let (path, f) = self.open_file(obj, true)?;
         f.write_all_at(data, pos)
-            .map_err(|e| io_err(&path, IoOp::Write, &e))
+            .map_err(|e| io_err(&path, IoOp::Write, e))
     }
 
     fn set_len(&mut self, obj: Obj, len: u64) -> Result<()> {
         let (path, f) = self.open_file(obj, true)?;
-        f.set_len(len)
-            .map_err(|e| io_err(&path, IoOp::Truncate, &e))
+        f.set_len(len).map_err(|e| io_err(&path, IoOp::Truncate, e))
     }
 
     fn sync(&mut self, obj: Obj) -> Result<()> {
         let (path, f) = self.open_file(obj, false)?;
-        f.sync_all().map_err(|e| io_err(&path, IoOp::Sync, &e))?;
+        f.sync_all().map_err(|e| io_err(&path, IoOp::Sync, e))?;
         sync_dir(&path)
     }
 
     fn replace(&mut self, obj: Obj, parts: &[&[u8]], durable: bool) -> Result<()> {
         let path = self.file(obj);
         if !self.writable {
-            return Err(Error::Io {
-                path: path.display().to_string(),
-                op: IoOp::Write,
-                message: "opened read-only".into(),
-            });
+            return Err(Error::refused(
+                path.display().to_string(),
+                IoOp::Write,
+                ErrorKind::PermissionDenied,
+                "opened read-only",
+            ));
         }
         replace_file(&path, parts, durable)
     }
@@ -404,7 +625,7 @@ impl FrameIo for DirIo {
         match fs::remove_file(&path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(io_err(&path, IoOp::Remove, &e)),
+            Err(e) => Err(io_err(&path, IoOp::Remove, e)),
         }
     }
 
@@ -414,6 +635,10 @@ impl FrameIo for DirIo {
 
     fn frame_type(&self) -> FrameType {
         FrameType::Sparse
+    }
+
+    fn identity(&self) -> Option<FileIdentity> {
+        self.identity
     }
 }
 
@@ -470,10 +695,13 @@ impl MemIo {
 fn mem_obj(s: &MemStore, obj: Obj) -> Result<&Vec<u8>> {
     match obj {
         Obj::Frame => Ok(&s.frame),
-        Obj::Chunk(n) => s.chunks.get(&n).ok_or_else(|| Error::Io {
-            path: format!("<memory>/{n:08X}.chunk"),
-            op: IoOp::Open,
-            message: "no such chunk object".into(),
+        Obj::Chunk(n) => s.chunks.get(&n).ok_or_else(|| {
+            Error::refused(
+                format!("<memory>/{n:08X}.chunk"),
+                IoOp::Open,
+                ErrorKind::NotFound,
+                "no such chunk object",
+            )
         }),
     }
 }
@@ -512,9 +740,7 @@ impl FrameIo for MemIo {
         let start = usize::try_from(pos).map_err(|_| Error::MemoryAlloc(usize::MAX))?;
         let end = start + data.len();
         if v.len() < end {
-            v.try_reserve(end - v.len())
-                .map_err(|_| Error::MemoryAlloc(end))?;
-            v.resize(end, 0);
+            crate::alloc::resize(v, end, 0)?;
         }
         v[start..end].copy_from_slice(data);
         Ok(())

@@ -2,52 +2,21 @@
 //! contiguous frame, and the sparse frame directory (`chunks.b2frame` + `%08X.chunk`), all
 //! through [`FrameIo`], the library's only file I/O.
 //!
-//! Format: `shared/spec/frames.md` §1–§8 (c-blosc2 `blosc/frame.c`, `blosc/sframe.c`). The
+//! Format: `docs/frame-format.md` (c-blosc2 `README_CFRAME_FORMAT.rst`, `README_SFRAME_FORMAT.rst`,
+//! `blosc/frame.c`, `blosc/sframe.c`). The
 //! layouts after each change are C-Blosc2 3.3's: append and insert write the chunk at the end
 //! of the data section, update compacts (the bytes after the updated chunk move by the size
 //! difference), delete leaves the bytes in place; special chunks (zeros, NaN, uninit) are
 //! index entries only.
 //!
-//! # Write protocol (crash safety)
+//! # Crash safety
 //!
-//! A reader (C-Blosc2's and Strata's) trusts the header: `frame_len` says where the trailer
-//! ends, `cbytes` where the offsets chunk starts; bytes past `frame_len` are ignored. The
-//! header's fixed part (87 bytes, all in the first 512-byte sector) is therefore the commit
-//! record: it is rewritten in **one write**, and only after everything it points to is in
-//! place. C-Blosc2 writes a new chunk over the old offsets chunk and trailer before it
-//! rewrites the header, which leaves no valid frame if it stops in between; Strata never
-//! writes over bytes the committed header still points to:
-//!
-//! 1. **Relocate.** The live bytes from the first changed position `p` onwards that the new
-//!    state puts elsewhere or overwrites (for append, insert, delete and vlmetalayer changes:
-//!    only the offsets chunk and the trailer; for an update: also the replaced chunks and the
-//!    chunks after the first one whose size changes) are copied past the end of both the old
-//!    and the new frame, at `y = max(old frame_len, new frame_len)`, with the offsets that
-//!    point into them redirected. Chunks that keep their position stay where they are.
-//!    Commit: the header now says `cbytes = end of the copies − header_len`. This is the
-//!    **old** content; the relocated bytes' first places are now dead.
-//! 2. **Rewrite.** The new chunks, the moved bytes, the new offsets chunk and the new trailer
-//!    are written at their places from `p` — inside the dead bytes, ending at or before `y`.
-//!    Commit: the header of the new state. Then the file is truncated to the new `frame_len`.
-//!
-//! Several chunk updates (`SChunk::update_chunks`, which an array's `set_slice` uses) are one
-//! change: the bytes after them move once, and a crash leaves all of them or none. An update
-//! that keeps a chunk's stored size writes only that chunk, the offsets chunk and the trailer.
-//!
-//! At every instant the store holds either the old frame or the new one, each followed by
-//! bytes that no reader looks at, so an interrupted append, insert, update, delete or
-//! vlmetalayer change leaves a frame that opens with every completed operation intact; the
-//! final bytes equal C-Blosc2's for the same operations. While the frame holds no chunk (or
-//! a change leaves it with none), or its header length changes (adding a metalayer), the
-//! new frame is written whole to a temporary file renamed over the old one. Sparse frames
-//! write a new chunk file (unreferenced until the index changes: an appended chunk takes the
-//! number after the highest, as C-Blosc2 does; an updated one the lowest number the index
-//! does not use, where C-Blosc2 would overwrite the old file), then replace `chunks.b2frame`
-//! the same way, then remove the chunk files no longer referenced.
-//!
-//! A metalayer update writes the new bytes over the old ones inside the header (the format
-//! has no room for a second copy); it is atomic when those bytes lie in one 512-byte sector,
-//! as the whole fixed header does.
+//! Every change is committed so that at every instant the store holds either the old frame or
+//! the new one (each followed by bytes no reader looks at): an interrupted append, insert,
+//! update, delete or vlmetalayer change leaves a frame that opens with every completed
+//! operation intact, and the final bytes equal C-Blosc2's for the same operations. The write
+//! protocol is described with its code (`src/frame/state/commit.rs`) and in
+//! `docs/frame-format.md`.
 //!
 //! # Sync policy
 //!
@@ -64,12 +33,21 @@
 //!   new frame (assuming, as databases do, that a write inside one 512-byte sector is
 //!   atomic).
 
+#[cfg(any(test, feature = "test-kit"))]
 mod faulty;
 mod io;
+#[cfg(feature = "remote")]
+mod remote;
 mod state;
 
+#[cfg(any(test, feature = "test-kit"))]
 pub use faulty::{FaultPlan, FaultyIo, SECTOR};
-pub use io::{DirIo, FileIo, FrameIo, MemIo, MemStore, Obj, SFRAME_INDEX};
+pub use io::{
+    file_kind, is_url, DirIo, FileIdentity, FileIo, FrameIo, MemIo, MemStore, Obj, ReadReq,
+    Traffic, SFRAME_INDEX,
+};
+#[cfg(feature = "remote")]
+pub use remote::{RemoteIo, RemoteOptions};
 pub(crate) use state::{Frame, NewChunk};
 
 /// When writes reach stable storage; see the module docs.

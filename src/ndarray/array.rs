@@ -21,17 +21,21 @@
 //!
 //! Format: c-blosc2 `blosc/b2nd.c` (`b2nd_zeros`, `b2nd_uninit`, `b2nd_full`,
 //! `b2nd_from_cbuffer`, `b2nd_open`, `b2nd_save`, `b2nd_resize`, `b2nd_copy`);
-//! `shared/spec/frames.md` §9–§11.
+//! `docs/b2nd.md`.
 //!
 //! ```
 //! use strata::ndarray::{ArrayParams, Location, NdArray, OpenMode, Slice};
 //! let dir = tempfile::tempdir().unwrap();
 //! let path = dir.path().join("a.b2nd");
 //! let data: Vec<u8> = (1..=35).collect();
-//! let params = ArrayParams::new(&[5, 7], 1).chunkshape(&[4, 4]).blockshape(&[2, 3]).dtype("|u1");
+//! let params = ArrayParams::new(&[5, 7], 1)
+//!     .with_chunkshape(&[4, 4])
+//!     .with_blockshape(&[2, 3])
+//!     .with_dtype("|u1");
 //! let mut arr = NdArray::from_buffer(&params, &Location::File(path.clone()), &data)?;
 //! arr.set_slice(&[Slice::range(0, 2), Slice::range(0, 1)], &[100, 101])?;
-//! arr.resize(&[6, 7])?;
+//! let grown = [arr.shape()[0] + 1, arr.shape()[1]]; // shapes are `usize` throughout
+//! arr.resize(&grown)?;
 //! drop(arr);
 //! let arr = NdArray::open(&path, OpenMode::Read)?;
 //! assert_eq!(arr.shape(), [6, 7]);
@@ -44,34 +48,36 @@
 //! ```
 #![forbid(unsafe_code)]
 
-use super::dtype::itemsize;
-use super::geometry::Geometry;
+use super::dtype::numpy_itemsize;
+use super::geometry::{b2nd_meta, shape_i64, Geometry};
 use super::partition::partitions;
 use super::selection::{Selection, Slice};
-use super::slice::{build_chunk, build_chunks, get_slice, set_slice, SliceStats};
+use super::slice::{build_chunk, build_chunks, get_slice_cached, set_slice, Cached, SliceStats};
 use super::store::ChunkStore;
-use crate::chunk::{special_chunk, CParams, Context, DParams};
+use crate::cache::{BlockCache, DatasetVersion};
+use crate::chunk::{special_chunk_ctx, CParams, Context, DParams};
 use crate::error::{Error, Result};
 use crate::format::b2nd::{B2ndMeta, LEGACY_METALAYER, METALAYER};
 use crate::format::chunk::SpecialType;
 use crate::frame::{OpenMode, SyncPolicy};
-use crate::schunk::{Location, SChunk, SChunkOptions};
+use crate::schunk::{Location, OpenOptions, SChunk, SChunkOptions};
 use std::path::Path;
 use std::sync::Arc;
 
 /// How to make an array: shape, partitions (derived from the caches when not given), dtype,
-/// compression parameters, extra metalayers, and how its storage is created.
+/// compression parameters, extra metalayers, how its storage is created and the context it
+/// works on.
 ///
-/// Built with [`ArrayParams::new`] (or [`ArrayParams::with_dtype`]) and the builder methods.
+/// Built with [`ArrayParams::new`] (or [`ArrayParams::from_dtype`]) and the `with_*` setters.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ArrayParams {
     /// Shape, in items.
-    pub shape: Vec<i64>,
+    pub shape: Vec<usize>,
     /// Chunk shape in items; `None` derives it ([`super::partition`]).
-    pub chunkshape: Option<Vec<i32>>,
+    pub chunkshape: Option<Vec<usize>>,
     /// Block shape in items; `None` derives it.
-    pub blockshape: Option<Vec<i32>>,
+    pub blockshape: Option<Vec<usize>>,
     /// NumPy dtype string; `None` is C-Blosc2's default, `"|S<typesize>"`. When given, its
     /// item size must be the typesize.
     pub dtype: Option<String>,
@@ -86,13 +92,16 @@ pub struct ArrayParams {
     pub overwrite: bool,
     /// When writes reach stable storage ([`SyncPolicy`]).
     pub sync: SyncPolicy,
+    /// The registry and runtime the array works on; its cache sizes give the default
+    /// partitions.
+    pub context: Context,
 }
 
 impl ArrayParams {
     /// An array of `shape` (items) with items of `typesize` bytes, default partitions and
-    /// C-Blosc2's default compression (BloscLZ, clevel 5, shuffle).
+    /// C-Blosc2's default compression (BloscLZ, clevel 5, shuffle), on the global context.
     #[must_use]
-    pub fn new(shape: &[i64], typesize: usize) -> ArrayParams {
+    pub fn new(shape: &[usize], typesize: usize) -> ArrayParams {
         ArrayParams {
             shape: shape.to_vec(),
             chunkshape: None,
@@ -106,42 +115,43 @@ impl ArrayParams {
             metalayers: Vec::new(),
             overwrite: false,
             sync: SyncPolicy::default(),
+            context: Context::global(),
         }
     }
 
     /// An array of `shape` (items) of the NumPy dtype `dtype`, the typesize its item size
-    /// ([`super::dtype::itemsize`]).
+    /// ([`super::dtype::numpy_itemsize`]).
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] for a dtype string that is not understood.
-    pub fn with_dtype(shape: &[i64], dtype: &str) -> Result<ArrayParams> {
-        Ok(ArrayParams::new(shape, itemsize(dtype)?).dtype(dtype))
+    /// [`Error::Dtype`] for a dtype string NumPy does not accept.
+    pub fn from_dtype(shape: &[usize], dtype: &str) -> Result<ArrayParams> {
+        Ok(ArrayParams::new(shape, numpy_itemsize(dtype)?).with_dtype(dtype))
     }
 
-    /// With this chunk shape (items).
+    /// These parameters with this chunk shape (items).
     #[must_use]
-    pub fn chunkshape(mut self, chunkshape: &[i32]) -> ArrayParams {
+    pub fn with_chunkshape(mut self, chunkshape: &[usize]) -> ArrayParams {
         self.chunkshape = Some(chunkshape.to_vec());
         self
     }
 
-    /// With this block shape (items).
+    /// These parameters with this block shape (items).
     #[must_use]
-    pub fn blockshape(mut self, blockshape: &[i32]) -> ArrayParams {
+    pub fn with_blockshape(mut self, blockshape: &[usize]) -> ArrayParams {
         self.blockshape = Some(blockshape.to_vec());
         self
     }
 
-    /// With this NumPy dtype string (the typesize stays).
+    /// These parameters with this NumPy dtype string (the typesize stays).
     #[must_use]
-    pub fn dtype(mut self, dtype: &str) -> ArrayParams {
+    pub fn with_dtype(mut self, dtype: &str) -> ArrayParams {
         self.dtype = Some(dtype.to_owned());
         self
     }
 
-    /// With these compression parameters; the typesize stays the array's.
+    /// These parameters with these compression parameters; the typesize stays the array's.
     #[must_use]
-    pub fn cparams(mut self, cparams: &CParams) -> ArrayParams {
+    pub fn with_cparams(mut self, cparams: &CParams) -> ArrayParams {
         self.cparams = CParams {
             typesize: self.cparams.typesize,
             ..cparams.clone()
@@ -149,49 +159,60 @@ impl ArrayParams {
         self
     }
 
-    /// With these decompression parameters.
+    /// These parameters with these decompression parameters.
     #[must_use]
-    pub fn dparams(mut self, dparams: &DParams) -> ArrayParams {
+    pub fn with_dparams(mut self, dparams: &DParams) -> ArrayParams {
         self.dparams = dparams.clone();
         self
     }
 
-    /// With one more metalayer (name ≤ 31 bytes, not `b2nd` or `caterva`).
+    /// These parameters with one more metalayer (name ≤ 31 bytes, not `b2nd` or `caterva`).
     #[must_use]
-    pub fn metalayer(mut self, name: &str, content: &[u8]) -> ArrayParams {
+    pub fn with_metalayer(mut self, name: &str, content: &[u8]) -> ArrayParams {
         self.metalayers.push((name.to_owned(), content.to_vec()));
         self
     }
 
-    /// Replacing an existing file or directory (`true`) or refusing to (`false`, the
-    /// default).
+    /// These parameters replacing an existing file or directory (`true`) or refusing to
+    /// (`false`, the default).
     #[must_use]
-    pub fn overwrite(mut self, overwrite: bool) -> ArrayParams {
+    pub fn with_overwrite(mut self, overwrite: bool) -> ArrayParams {
         self.overwrite = overwrite;
         self
     }
 
-    /// With this sync policy.
+    /// These parameters with this sync policy.
     #[must_use]
-    pub fn sync(mut self, sync: SyncPolicy) -> ArrayParams {
+    pub fn with_sync(mut self, sync: SyncPolicy) -> ArrayParams {
         self.sync = sync;
         self
     }
 
-    /// The metalayer these parameters give, partitions derived from `ctx`'s cache sizes
-    /// where missing.
+    /// These parameters working on `context`.
+    #[must_use]
+    pub fn with_context(mut self, context: Context) -> ArrayParams {
+        self.context = context;
+        self
+    }
+
+    /// The metalayer these parameters give, partitions derived from the context's cache
+    /// sizes where missing.
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] for inconsistent shapes ([`B2ndMeta::validate`]), or a dtype
-    /// whose item size is not the typesize.
-    pub fn meta(&self, ctx: &Context<'_>) -> Result<B2ndMeta> {
+    /// The errors of [`B2ndMeta::validate`] and [`partitions`] for inconsistent shapes or shapes
+    /// that do not fit the metalayer; [`Error::Dtype`] / [`Error::Mismatch`] for a dtype NumPy
+    /// does not accept ([`super::dtype::numpy_itemsize`]: the array is written for NumPy's
+    /// users to open) or whose item size is not the typesize.
+    pub fn meta(&self) -> Result<B2ndMeta> {
         let ts = self.cparams.typesize;
         if let Some(dtype) = &self.dtype {
-            let n = itemsize(dtype)?;
+            let n = numpy_itemsize(dtype)?;
             if n != ts {
-                return Err(Error::InvalidParam(format!(
-                    "dtype {dtype:?} has items of {n} bytes, the typesize is {ts}"
-                )));
+                return Err(Error::mismatch(
+                    "bytes of a dtype item (the typesize)",
+                    ts,
+                    n,
+                ));
             }
         }
         let (chunkshape, blockshape) = partitions(
@@ -199,10 +220,10 @@ impl ArrayParams {
             self.chunkshape.as_deref(),
             self.blockshape.as_deref(),
             ts,
-            ctx.runtime.topology(),
+            self.context.runtime().topology(),
         )?;
         let dtype = self.dtype.clone().unwrap_or_else(|| format!("|S{ts}"));
-        B2ndMeta::new(self.shape.clone(), chunkshape, blockshape, &dtype)
+        b2nd_meta(&self.shape, &chunkshape, &blockshape, &dtype)
     }
 }
 
@@ -214,8 +235,10 @@ pub struct NdArray<S = SChunk> {
     geom: Geometry,
     cparams: CParams,
     dparams: DParams,
-    ctx: Context<'static>,
+    ctx: Context,
     store: S,
+    /// The block cache reads go through, and the version its blocks are kept under.
+    cache: Option<(Arc<BlockCache>, DatasetVersion)>,
 }
 
 /// Chunks appended per commit while an array is made.
@@ -225,17 +248,18 @@ impl NdArray<SChunk> {
     /// A new array at `location` with no chunks yet: its metalayer, geometry and the
     /// compression parameters of its chunks.
     fn create(params: &ArrayParams, location: &Location) -> Result<Self> {
-        let ctx = Context::global();
-        let meta = params.meta(&ctx)?;
+        let ctx = params.context.clone();
+        let meta = params.meta()?;
         let geom = Geometry::new(&meta, params.cparams.typesize)?;
         let cparams = geom.chunk_cparams(&params.cparams);
         cparams.validate()?;
         let mut metalayers = vec![(METALAYER.to_owned(), meta.to_bytes())];
         for (name, content) in &params.metalayers {
             if name == METALAYER || name == LEGACY_METALAYER {
-                return Err(Error::InvalidParam(format!(
-                    "metalayer {name:?} is the array's own"
-                )));
+                return Err(Error::Duplicate {
+                    what: "metalayer (the array's own)",
+                    name: format!("{name:?}"),
+                });
             }
             metalayers.push((name.clone(), content.clone()));
         }
@@ -243,9 +267,10 @@ impl NdArray<SChunk> {
             cparams: cparams.clone(),
             dparams: params.dparams.clone(),
             metalayers,
-            chunksize: geom.chunk_nbytes(),
+            chunksize: geom.chunksize(),
             sync: params.sync,
             overwrite: params.overwrite,
+            context: ctx.clone(),
         };
         let schunk = SChunk::create(location, &opts)?;
         Ok(NdArray {
@@ -255,6 +280,7 @@ impl NdArray<SChunk> {
             dparams: params.dparams.clone(),
             ctx,
             store: schunk,
+            cache: None,
         }
         .with_nd())
     }
@@ -264,12 +290,13 @@ impl NdArray<SChunk> {
     fn special(params: &ArrayParams, location: &Location, kind: SpecialType) -> Result<Self> {
         let mut arr = Self::create(params, location)?;
         let n = arr.geom.nchunks() as u64;
-        if n > 0 && arr.geom.chunk_nbytes() > 0 {
+        if n > 0 && arr.geom.chunksize() > 0 {
             let nitems = n
                 .checked_mul(arr.geom.chunk_nitems() as u64)
-                .ok_or_else(|| Error::InvalidParam("the array's size overflows".into()))?;
-            arr.store
-                .fill_special(nitems, kind, arr.geom.chunk_nbytes())?;
+                .ok_or(Error::Overflow {
+                    what: "the array's item count",
+                })?;
+            arr.store.fill_special(nitems, kind, arr.geom.chunksize())?;
         }
         arr.check_store()?;
         Ok(arr)
@@ -279,7 +306,9 @@ impl NdArray<SChunk> {
     /// no data bytes are stored.
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] for bad shapes, dtype or compression parameters;
+    /// An invalid-parameter error (code −12: [`Error::OutOfRange`], [`Error::Mismatch`],
+    /// [`Error::Partition`], [`Error::Dtype`]...) for bad shapes, dtype or compression
+    /// parameters;
     /// [`Error::MaxBufsizeExceeded`] for chunks over the Blosc2 limit; [`Error::Io`] when the
     /// file or directory cannot be made (or exists and `params.overwrite` is false).
     pub fn zeros(params: &ArrayParams, location: &Location) -> Result<Self> {
@@ -299,15 +328,16 @@ impl NdArray<SChunk> {
     /// repeated-value chunk (their padding too, as in C-Blosc2).
     ///
     /// # Errors
-    /// As [`NdArray::zeros`]; [`Error::InvalidParam`] if `value` is not `typesize` bytes.
+    /// As [`NdArray::zeros`]; [`Error::Mismatch`] if `value` is not `typesize` bytes.
     pub fn full(params: &ArrayParams, location: &Location, value: &[u8]) -> Result<Self> {
         let mut arr = Self::create(params, location)?;
         let n = arr.geom.nchunks();
-        if n > 0 && arr.geom.chunk_nbytes() > 0 {
-            let chunk = special_chunk(
+        if n > 0 && arr.geom.chunksize() > 0 {
+            let chunk = special_chunk_ctx(
+                &arr.ctx,
                 &arr.cparams,
                 SpecialType::Value,
-                arr.geom.chunk_nbytes(),
+                arr.geom.chunksize(),
                 Some(value),
             )?;
             let mut left = n;
@@ -325,7 +355,7 @@ impl NdArray<SChunk> {
     /// (`b2nd_from_cbuffer`). Chunks are compressed in parallel and appended in order.
     ///
     /// # Errors
-    /// As [`NdArray::zeros`]; [`Error::InvalidParam`] if `data` is shorter than the array.
+    /// As [`NdArray::zeros`]; [`Error::OutOfRange`] if `data` is shorter than the array.
     pub fn from_buffer(params: &ArrayParams, location: &Location, data: &[u8]) -> Result<Self> {
         let mut arr = Self::create(params, location)?;
         let store = &mut arr.store;
@@ -338,20 +368,30 @@ impl NdArray<SChunk> {
     }
 
     /// Opens the `.b2nd` file or sparse frame directory at `path` (read-only with
-    /// [`OpenMode::Read`]; writes need [`OpenMode::ReadWrite`]).
+    /// [`OpenMode::Read`]; writes need [`OpenMode::ReadWrite`]), on the global context.
     ///
     /// # Errors
     /// As [`SChunk::open`] and [`NdArray::from_schunk`].
     pub fn open(path: impl AsRef<Path>, mode: OpenMode) -> Result<Self> {
-        Self::from_schunk(SChunk::open(path, mode)?)
+        Self::open_with(path, &OpenOptions::new(mode))
     }
 
-    /// The array held by `schunk`, described by its `b2nd` (or legacy `caterva`) metalayer.
+    /// Opens the `.b2nd` file or sparse frame directory at `path` as `opts` say (mode, sync
+    /// policy, context).
     ///
     /// # Errors
-    /// [`Error::MetalayerNotFound`] without either metalayer; [`Error::InvalidHeader`] /
-    /// [`Error::InvalidParam`] for a malformed one; [`Error::InvalidParam`] when the
-    /// super-chunk does not hold one chunk per chunk of the array's grid.
+    /// As [`SChunk::open_with`] and [`NdArray::from_schunk`].
+    pub fn open_with(path: impl AsRef<Path>, opts: &OpenOptions) -> Result<Self> {
+        Self::from_schunk(SChunk::open_with(path, opts)?)
+    }
+
+    /// The array held by `schunk`, described by its `b2nd` (or legacy `caterva`) metalayer,
+    /// working on the super-chunk's context.
+    ///
+    /// # Errors
+    /// [`Error::MetalayerNotFound`] without either metalayer; the errors of
+    /// [`B2ndMeta::from_bytes`] for a malformed one; [`Error::Mismatch`] when the super-chunk
+    /// does not hold one chunk per chunk of the array's grid.
     pub fn from_schunk(schunk: SChunk) -> Result<Self> {
         let layer = schunk
             .meta(METALAYER)
@@ -362,15 +402,25 @@ impl NdArray<SChunk> {
         let meta = B2ndMeta::from_bytes(layer)?;
         let cparams = schunk.cparams().clone();
         let dparams = schunk.dparams().clone();
-        Ok(Self::from_store(meta, &cparams, schunk)?.with_dparams(dparams))
+        let ctx = schunk.context().clone();
+        Ok(Self::from_store(meta, &cparams, schunk, ctx)?.with_dparams(dparams))
     }
 
-    /// The array in the contiguous frame `bytes` (a `.b2nd` file's bytes), in memory.
+    /// The array in the contiguous frame `bytes` (a `.b2nd` file's bytes), in memory,
+    /// read-write, on the global context.
     ///
     /// # Errors
     /// As [`SChunk::from_cframe`] and [`NdArray::from_schunk`].
     pub fn from_cframe(bytes: Vec<u8>) -> Result<Self> {
         Self::from_schunk(SChunk::from_cframe(bytes)?)
+    }
+
+    /// [`NdArray::from_cframe`] in the mode and on the context of `opts`.
+    ///
+    /// # Errors
+    /// As [`NdArray::from_cframe`].
+    pub fn from_cframe_with(bytes: Vec<u8>, opts: &OpenOptions) -> Result<Self> {
+        Self::from_schunk(SChunk::from_cframe_with(bytes, opts)?)
     }
 
     /// The whole array as a contiguous frame (the bytes of a `.b2nd` file).
@@ -399,6 +449,7 @@ impl NdArray<SChunk> {
             dparams: self.dparams.clone(),
             ctx: self.ctx.clone(),
             store: schunk,
+            cache: None,
         })
     }
 
@@ -422,20 +473,20 @@ impl NdArray<SChunk> {
     /// fails part-way leaves a frame whose metalayer may not match its chunks.
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] for another number of dimensions, a negative shape, or growing a
-    /// dimension whose chunkshape is 0; errors of the store and of compression.
-    pub fn resize(&mut self, new_shape: &[i64]) -> Result<()> {
+    /// [`Error::Mismatch`] for another number of dimensions; [`Error::Partition`] for growing
+    /// a dimension whose chunkshape is 0; [`Error::OutOfRange`] for a shape the metalayer
+    /// cannot hold; errors of the store and of compression.
+    pub fn resize(&mut self, new_shape: &[usize]) -> Result<()> {
         if new_shape.len() != self.meta.ndim() {
-            return Err(Error::InvalidParam(format!(
-                "new shape {new_shape:?} for an array of {} dimensions",
-                self.meta.ndim()
-            )));
+            let what = "dimensions of the new shape (the array's)";
+            return Err(Error::mismatch(what, self.meta.ndim(), new_shape.len()));
         }
         let meta = B2ndMeta {
-            shape: new_shape.to_vec(),
+            shape: shape_i64(new_shape)?,
             ..self.meta.clone()
         };
         let geom = Geometry::new(&meta, self.geom.typesize())?;
+        self.new_version();
         let old_shape = self.geom.shape().to_vec();
         let (old_grid, new_grid) = (self.geom.chunk_grid().to_vec(), geom.chunk_grid().to_vec());
         // Chunks outside the new grid go, last first.
@@ -447,7 +498,13 @@ impl NdArray<SChunk> {
         }
         // Chunks outside the old grid come in as zeros, first first.
         if geom.nchunks() > 0 {
-            let zero = special_chunk(&self.cparams, SpecialType::Zero, geom.chunk_nbytes(), None)?;
+            let zero = special_chunk_ctx(
+                &self.ctx,
+                &self.cparams,
+                SpecialType::Zero,
+                geom.chunksize(),
+                None,
+            )?;
             for nchunk in 0..geom.nchunks() {
                 let coords = geom.chunk_coords(nchunk);
                 if coords.iter().zip(&old_grid).any(|(c, g)| c >= g) {
@@ -480,6 +537,44 @@ impl NdArray<SChunk> {
         Ok(())
     }
 
+    /// This array reading its blocks through `cache`, shared with every other array, thread
+    /// or program holding it: a block is decompressed once and then copied from the cache
+    /// until evicted. The blocks are kept under the dataset's version
+    /// ([`DatasetVersion::of`]: the file's identity when opened and the frame's state), so
+    /// two handles of one file share them, and a file replaced or changed on disk, opened
+    /// again, never gets the old ones. Writes through this array give it a new version.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use strata::cache::BlockCache;
+    /// use strata::ndarray::{ArrayParams, Location, NdArray, OpenMode, Slice};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("a.b2nd");
+    /// let data: Vec<u8> = (0..64 * 64u32).flat_map(|i| i.to_le_bytes()).collect();
+    /// let params = ArrayParams::from_dtype(&[64, 64], "<u4")?
+    ///     .with_chunkshape(&[32, 32])
+    ///     .with_blockshape(&[8, 8]);
+    /// NdArray::from_buffer(&params, &Location::File(path.clone()), &data)?.close()?;
+    /// let cache = Arc::new(BlockCache::new(16 << 20));
+    /// let a = NdArray::open(&path, OpenMode::Read)?.with_cache(Arc::clone(&cache));
+    /// let b = NdArray::open(&path, OpenMode::Read)?.with_cache(Arc::clone(&cache));
+    /// let row = [Slice::index(3), Slice::FULL];
+    /// assert_eq!(a.get_slice_vec(&row)?, b.get_slice_vec(&row)?);
+    /// // a's read decompressed the 8 blocks of row 3; b's found them in the cache
+    /// assert_eq!((cache.stats().misses, cache.stats().hits), (8, 8));
+    /// # Ok::<(), strata::Error>(())
+    /// ```
+    #[must_use]
+    pub fn with_cache(mut self, cache: Arc<BlockCache>) -> Self {
+        self.set_cache(Some(cache));
+        self
+    }
+
+    /// Attaches `cache` as [`NdArray::with_cache`] does, or detaches the cache (`None`).
+    pub fn set_cache(&mut self, cache: Option<Arc<BlockCache>>) {
+        self.cache = cache.map(|c| (c, DatasetVersion::of(&self.store)));
+    }
+
     /// The super-chunk holding the chunks (metalayers, vlmetalayers, sizes).
     #[must_use]
     pub fn schunk(&self) -> &SChunk {
@@ -510,20 +605,22 @@ impl NdArray<SChunk> {
 
 impl<S: ChunkStore> NdArray<S> {
     /// The array described by `meta` whose chunks are in `store`, compressed (when written)
-    /// with `cparams` (`typesize` = the item size).
+    /// with `cparams` (`typesize` = the item size), working on `ctx`.
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] for a bad `meta` or a store without one chunk per chunk of the
-    /// grid; [`Error::MaxBufsizeExceeded`] for chunks over the Blosc2 limit.
-    pub fn from_store(meta: B2ndMeta, cparams: &CParams, store: S) -> Result<Self> {
+    /// The errors of [`Geometry::new`] for a bad `meta`; [`Error::Mismatch`] for a store
+    /// without one chunk per chunk of the grid; [`Error::MaxBufsizeExceeded`] for chunks over
+    /// the Blosc2 limit.
+    pub fn from_store(meta: B2ndMeta, cparams: &CParams, store: S, ctx: Context) -> Result<Self> {
         let geom = Geometry::new(&meta, cparams.typesize)?;
         let arr = NdArray {
             meta,
             cparams: geom.chunk_cparams(cparams),
             geom,
             dparams: DParams::default(),
-            ctx: Context::global(),
+            ctx,
             store,
+            cache: None,
         };
         arr.check_store()?;
         Ok(arr.with_nd())
@@ -531,11 +628,12 @@ impl<S: ChunkStore> NdArray<S> {
 
     fn check_store(&self) -> Result<()> {
         if self.store.nchunks() != self.geom.nchunks() {
-            return Err(Error::InvalidParam(format!(
-                "the store holds {} chunks, the array has {}",
+            let what = "chunks in the store (those of the array)";
+            return Err(Error::mismatch(
+                what,
+                self.geom.nchunks(),
                 self.store.nchunks(),
-                self.geom.nchunks()
-            )));
+            ));
         }
         Ok(())
     }
@@ -552,11 +650,44 @@ impl<S: ChunkStore> NdArray<S> {
         self
     }
 
-    /// This array working on `ctx` (registry and runtime) instead of the global one.
+    /// This array reading its blocks through `cache` under `version`, a version the caller
+    /// vouches for (see [`NdArray::with_cache`] for arrays of files).
     #[must_use]
-    pub fn with_context(mut self, ctx: Context<'static>) -> Self {
-        self.ctx = ctx;
+    pub fn with_cache_as(mut self, cache: Arc<BlockCache>, version: DatasetVersion) -> Self {
+        self.set_cache_as(Some((cache, version)));
         self
+    }
+
+    /// Attaches a cache and version as [`NdArray::with_cache_as`] does, or detaches the
+    /// cache (`None`).
+    pub fn set_cache_as(&mut self, cache: Option<(Arc<BlockCache>, DatasetVersion)>) {
+        self.cache = cache;
+    }
+
+    /// The block cache reads go through and the version of this array's blocks in it.
+    #[must_use]
+    pub fn cache(&self) -> Option<(&Arc<BlockCache>, DatasetVersion)> {
+        self.cache.as_ref().map(|(c, v)| (c, *v))
+    }
+
+    /// After a write through this array, its cached blocks are another version's.
+    fn new_version(&mut self) {
+        if let Some((_, v)) = &mut self.cache {
+            *v = DatasetVersion::unique();
+        }
+    }
+
+    fn cached(&self) -> Option<Cached<'_>> {
+        self.cache.as_ref().map(|(cache, dataset)| Cached {
+            cache,
+            dataset: *dataset,
+        })
+    }
+
+    /// The registry and runtime this array works on.
+    #[must_use]
+    pub fn context(&self) -> &Context {
+        &self.ctx
     }
 
     /// This array decompressing with `dparams` (threads per read; `nd` stays the array's).
@@ -652,20 +783,22 @@ impl<S: ChunkStore> NdArray<S> {
         self.store
     }
 
-    /// The parameters that make an array like this one (for [`NdArray::copy`]).
+    /// The parameters that make an array like this one, on the same context (for
+    /// [`NdArray::copy`]).
     #[must_use]
     pub fn params(&self) -> ArrayParams {
-        let mut p = ArrayParams::new(&self.meta.shape, self.geom.typesize())
-            .chunkshape(&self.meta.chunkshape)
-            .blockshape(&self.meta.blockshape)
-            .cparams(&CParams {
+        let mut p = ArrayParams::new(self.geom.shape(), self.geom.typesize())
+            .with_chunkshape(self.geom.chunkshape())
+            .with_blockshape(self.geom.blockshape())
+            .with_cparams(&CParams {
                 nd: None,
                 ..self.cparams.clone()
             })
-            .dparams(&DParams {
+            .with_dparams(&DParams {
                 nd: None,
                 ..self.dparams.clone()
-            });
+            })
+            .with_context(self.ctx.clone());
         p.dtype.clone_from(&self.meta.dtype);
         p
     }
@@ -675,11 +808,19 @@ impl<S: ChunkStore> NdArray<S> {
     /// (and, from a file, reading only those blocks' bytes).
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] for more slices than dimensions or a step of 0;
+    /// [`Error::OutOfRange`] for more slices than dimensions or a step of 0;
     /// [`Error::DestinationTooSmall`]; errors of the store and of decompression.
     pub fn get_slice(&self, slices: &[Slice], out: &mut [u8]) -> Result<SliceStats> {
         let sel = Selection::new(self.geom.shape(), slices)?;
-        get_slice(&self.ctx, &self.dparams, &self.geom, &self.store, &sel, out)
+        get_slice_cached(
+            &self.ctx,
+            &self.dparams,
+            &self.geom,
+            &self.store,
+            &sel,
+            out,
+            self.cached(),
+        )
     }
 
     /// The selection `slices` as a new vector (C order) and its shape.
@@ -691,18 +832,18 @@ impl<S: ChunkStore> NdArray<S> {
         let n = sel
             .nitems()
             .and_then(|n| n.checked_mul(self.geom.typesize()))
-            .ok_or_else(|| Error::InvalidParam("the selection's size overflows".into()))?;
-        let mut out = Vec::new();
-        out.try_reserve_exact(n)
-            .map_err(|_| Error::MemoryAlloc(n))?;
-        out.resize(n, 0);
-        get_slice(
+            .ok_or(Error::Overflow {
+                what: "the selection's size in bytes",
+            })?;
+        let mut out = crate::alloc::zeroed(n)?;
+        get_slice_cached(
             &self.ctx,
             &self.dparams,
             &self.geom,
             &self.store,
             &sel,
             &mut out,
+            self.cached(),
         )?;
         Ok((out, sel.shape().to_vec()))
     }
@@ -715,11 +856,10 @@ impl<S: ChunkStore> NdArray<S> {
     pub fn slice(&self, slices: &[Slice]) -> Result<NdArray> {
         let (data, shape) = self.get_slice_vec(slices)?;
         let mut params = self.params();
-        params.shape = shape.iter().map(|&s| s as i64).collect();
+        params.shape = shape;
         params.chunkshape = None;
         params.blockshape = None;
         NdArray::from_buffer(&params, &Location::Memory, &data)
-            .map(|a| a.with_context(self.ctx.clone()))
     }
 
     /// The whole array as a C-order vector.
@@ -737,11 +877,12 @@ impl<S: ChunkStore> NdArray<S> {
     /// crash leaves each batch written whole or not at all.
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] for a bad selection or `data` shorter than it; errors of the
+    /// [`Error::OutOfRange`] for a bad selection or `data` shorter than it; errors of the
     /// store (e.g. [`Error::Io`] for an array opened read-only), compression and
     /// decompression.
     pub fn set_slice(&mut self, slices: &[Slice], data: &[u8]) -> Result<SliceStats> {
         let sel = Selection::new(self.geom.shape(), slices)?;
+        self.new_version();
         set_slice(
             &self.ctx,
             &self.cparams,
@@ -752,25 +893,28 @@ impl<S: ChunkStore> NdArray<S> {
         )
     }
 
-    /// A copy at `location` with the partitions, dtype, compression and storage options of
-    /// `params` (its shape and typesize must be this array's; missing partitions are
-    /// derived), as `b2nd_copy`. The new chunks are built one at a time, in order, from
+    /// A copy at `location` with the partitions, dtype, compression, storage options and
+    /// context of `params` (its shape and typesize must be this array's; missing partitions
+    /// are derived), as `b2nd_copy`. The new chunks are built one at a time, in order, from
     /// slices of this array, and appended.
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] if `params` has another shape or typesize; as
-    /// [`NdArray::zeros`], [`NdArray::get_slice`] and compression.
+    /// [`Error::Mismatch`] / [`Error::ShapeMismatch`] if `params` has another typesize or shape;
+    /// as [`NdArray::zeros`], [`NdArray::get_slice`] and compression.
     pub fn copy(&self, params: &ArrayParams, location: &Location) -> Result<NdArray> {
-        if params.shape != self.meta.shape || params.cparams.typesize != self.geom.typesize() {
-            return Err(Error::InvalidParam(format!(
-                "a copy of shape {:?} and typesize {} from an array of shape {:?} and typesize {}",
-                params.shape,
+        if params.cparams.typesize != self.geom.typesize() {
+            let what = "typesize of a copy (the array's)";
+            return Err(Error::mismatch(
+                what,
+                self.geom.typesize(),
                 params.cparams.typesize,
-                self.meta.shape,
-                self.geom.typesize()
-            )));
+            ));
         }
-        let mut out = NdArray::create(params, location)?.with_context(self.ctx.clone());
+        if params.shape.as_slice() != self.geom.shape() {
+            let what = "a copy (the array's shape)";
+            return Err(Error::shapes(what, self.geom.shape(), &params.shape));
+        }
+        let mut out = NdArray::create(params, location)?;
         let (chunkshape, shape) = (out.geom.chunkshape().to_vec(), out.geom.shape().to_vec());
         for nchunk in 0..out.geom.nchunks() {
             let coords = out.geom.chunk_coords(nchunk);

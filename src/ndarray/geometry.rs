@@ -11,7 +11,7 @@
 //! * A zero-length dimension gives no chunks at all; python-blosc2 then writes chunkshape 0 and
 //!   blockshape 0 for it, which is accepted. A 0-d array (`ndim` 0) has one item in one chunk.
 //!
-//! Format: c-blosc2 `blosc/b2nd.c` (`update_shape`); `shared/spec/frames.md` §10.
+//! Format: c-blosc2 `blosc/b2nd.c` (`update_shape`); `docs/b2nd.md` (data layout).
 //!
 //! ```
 //! use strata::format::b2nd::B2ndMeta;
@@ -21,12 +21,12 @@
 //! assert_eq!(g.extchunkshape(), [4, 6]);
 //! assert_eq!(g.chunk_grid(), [2, 2]);
 //! assert_eq!(g.block_grid(), [2, 2]);
-//! assert_eq!((g.nchunks(), g.chunk_nbytes(), g.block_nbytes()), (4, 24, 6));
+//! assert_eq!((g.nchunks(), g.chunksize(), g.blocksize()), (4, 24, 6));
 //! ```
 #![forbid(unsafe_code)]
 
 use crate::chunk::CParams;
-use crate::error::{Error, Result};
+use crate::error::{to_i64, Error, Expected, Result};
 use crate::format::b2nd::B2ndMeta;
 use crate::format::chunk::{MAX_BLOCKSIZE, MAX_BUFFERSIZE};
 
@@ -66,25 +66,26 @@ pub(crate) fn checked_prod(dims: &[usize]) -> Option<usize> {
     dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d))
 }
 
-fn too_big(what: &str) -> Error {
-    Error::InvalidParam(format!("b2nd: the {what} overflows"))
+fn too_big(what: &'static str) -> Error {
+    Error::Overflow { what }
 }
 
 impl Geometry {
     /// The geometry of an array described by `meta` with items of `typesize` bytes.
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] when `meta` does not validate ([`B2ndMeta::validate`]), a
-    /// dimension has blockshape 0 but a positive chunkshape, `typesize` is 0, the item count
-    /// exceeds `i64::MAX`, or the block exceeds `BLOSC2_MAXBLOCKSIZE` bytes;
+    /// The errors of [`B2ndMeta::validate`]; [`Error::Partition`] when a dimension has
+    /// blockshape 0 but a positive chunkshape; [`Error::OutOfRange`] when `typesize` is 0 or
+    /// the block exceeds `BLOSC2_MAXBLOCKSIZE` bytes; [`Error::Overflow`] when the item count
+    /// exceeds `i64::MAX`;
     /// [`Error::MaxBufsizeExceeded`] when a chunk exceeds `BLOSC2_MAX_BUFFERSIZE` bytes.
     pub fn new(meta: &B2ndMeta, typesize: usize) -> Result<Geometry> {
         meta.validate()?;
         if typesize == 0 {
-            return Err(Error::InvalidParam("b2nd: typesize 0".into()));
+            return Err(Error::range("b2nd typesize", 0, Expected::AtLeast(1)));
         }
         let ndim = meta.ndim();
-        let to_usize = |v: i64| usize::try_from(v).map_err(|_| too_big("shape"));
+        let to_usize = |v: i64| usize::try_from(v).map_err(|_| too_big("b2nd: the shape"));
         let mut shape = meta
             .shape
             .iter()
@@ -104,9 +105,12 @@ impl Geometry {
         for i in 0..shape.len() {
             let (s, c, b) = (shape[i], chunkshape[i], blockshape[i]);
             if b == 0 && c != 0 {
-                return Err(Error::InvalidParam(format!(
-                    "b2nd: dimension {i} has blockshape 0 and chunkshape {c}"
-                )));
+                return Err(Error::Partition {
+                    dim: i,
+                    shape: to_i64(s),
+                    chunkshape: to_i64(c),
+                    blockshape: 0,
+                });
             }
             let ext = if c == 0 { 0 } else { c.div_ceil(b) * b };
             extchunkshape.push(ext);
@@ -115,30 +119,34 @@ impl Geometry {
         }
         let nitems = checked_prod(&shape)
             .filter(|&n| i64::try_from(n).is_ok())
-            .ok_or_else(|| too_big("item count"))?;
+            .ok_or_else(|| too_big("b2nd: the item count"))?;
         let nchunks = if nitems == 0 {
             0
         } else {
-            checked_prod(&chunk_grid).ok_or_else(|| too_big("chunk count"))?
+            checked_prod(&chunk_grid).ok_or_else(|| too_big("b2nd: the chunk count"))?
         };
-        let chunk_nitems = checked_prod(&extchunkshape).ok_or_else(|| too_big("chunk size"))?;
-        let block_nitems = checked_prod(&blockshape).ok_or_else(|| too_big("block size"))?;
-        let nblocks = checked_prod(&block_grid).ok_or_else(|| too_big("block count"))?;
-        let chunk_nbytes = chunk_nitems
+        let chunk_nitems =
+            checked_prod(&extchunkshape).ok_or_else(|| too_big("b2nd: the chunk size"))?;
+        let block_nitems =
+            checked_prod(&blockshape).ok_or_else(|| too_big("b2nd: the block size"))?;
+        let nblocks = checked_prod(&block_grid).ok_or_else(|| too_big("b2nd: the block count"))?;
+        let chunksize = chunk_nitems
             .checked_mul(typesize)
-            .ok_or_else(|| too_big("chunk size"))?;
-        if chunk_nbytes > MAX_BUFFERSIZE {
+            .ok_or_else(|| too_big("b2nd: the chunk size"))?;
+        if chunksize > MAX_BUFFERSIZE {
             return Err(Error::MaxBufsizeExceeded {
-                size: chunk_nbytes,
+                size: chunksize,
                 limit: MAX_BUFFERSIZE,
             });
         }
         // block <= chunk, so this cannot overflow after the check above.
-        let block_nbytes = block_nitems * typesize;
-        if block_nbytes > MAX_BLOCKSIZE {
-            return Err(Error::InvalidParam(format!(
-                "b2nd: blocks of {block_nbytes} bytes exceed the limit of {MAX_BLOCKSIZE}"
-            )));
+        let blocksize = block_nitems * typesize;
+        if blocksize > MAX_BLOCKSIZE {
+            return Err(Error::range(
+                "b2nd block bytes",
+                blocksize,
+                Expected::at_most(MAX_BLOCKSIZE),
+            ));
         }
         Ok(Geometry {
             ndim,
@@ -231,7 +239,7 @@ impl Geometry {
 
     /// Bytes per chunk, padding included (the super-chunk `chunksize`).
     #[must_use]
-    pub fn chunk_nbytes(&self) -> usize {
+    pub fn chunksize(&self) -> usize {
         self.chunk_nitems * self.typesize
     }
 
@@ -243,7 +251,7 @@ impl Geometry {
 
     /// Bytes per block (the chunks' blocksize).
     #[must_use]
-    pub fn block_nbytes(&self) -> usize {
+    pub fn blocksize(&self) -> usize {
         self.block_nitems * self.typesize
     }
 
@@ -307,14 +315,14 @@ impl Geometry {
     }
 
     /// `base` with this array's typesize and a blocksize of one block
-    /// ([`Geometry::block_nbytes`]), as b2nd compresses its chunks.
+    /// ([`Geometry::blocksize`]), as b2nd compresses its chunks.
     ///
     /// Format: c-blosc2 `blosc/b2nd.c` (`b2nd_create_ctx`).
     #[must_use]
     pub fn chunk_cparams(&self, base: &CParams) -> CParams {
         CParams {
             typesize: self.typesize,
-            blocksize: self.block_nbytes(),
+            blocksize: self.blocksize(),
             ..base.clone()
         }
     }
@@ -322,22 +330,47 @@ impl Geometry {
     /// The b2nd metalayer for this geometry with the dtype `dtype`.
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] if the geometry does not fit the metalayer's integer widths
+    /// [`Error::Overflow`] if the geometry does not fit the metalayer's integer widths
     /// (cannot happen for a geometry built by [`Geometry::new`]).
     pub fn to_meta(&self, dtype: &str) -> Result<B2ndMeta> {
-        let shape = self.shape().iter().map(|&s| s as i64).collect();
-        let part = |v: &[usize]| {
-            v.iter()
-                .map(|&x| i32::try_from(x).map_err(|_| too_big("partition")))
-                .collect::<Result<Vec<_>>>()
-        };
-        B2ndMeta::new(
-            shape,
-            part(self.chunkshape())?,
-            part(self.blockshape())?,
-            dtype,
-        )
+        b2nd_meta(self.shape(), self.chunkshape(), self.blockshape(), dtype)
     }
+}
+
+/// `shape` as the metalayer stores it (64-bit signed items).
+///
+/// # Errors
+/// [`Error::Overflow`] for a dimension above `i64::MAX`.
+pub(crate) fn shape_i64(shape: &[usize]) -> Result<Vec<i64>> {
+    shape
+        .iter()
+        .map(|&s| i64::try_from(s).map_err(|_| too_big("shape")))
+        .collect()
+}
+
+/// The metalayer of an array of `shape` in chunks of `chunkshape` and blocks of
+/// `blockshape` (items), of dtype `dtype`, checked ([`B2ndMeta::new`]).
+///
+/// # Errors
+/// [`Error::Overflow`] for shapes that do not fit the metalayer's integers (64 bits for the
+/// shape, 32 for partitions); the errors of [`B2ndMeta::validate`].
+pub(crate) fn b2nd_meta(
+    shape: &[usize],
+    chunkshape: &[usize],
+    blockshape: &[usize],
+    dtype: &str,
+) -> Result<B2ndMeta> {
+    let part = |v: &[usize]| {
+        v.iter()
+            .map(|&x| i32::try_from(x).map_err(|_| too_big("partition")))
+            .collect::<Result<Vec<_>>>()
+    };
+    B2ndMeta::new(
+        shape_i64(shape)?,
+        part(chunkshape)?,
+        part(blockshape)?,
+        dtype,
+    )
 }
 
 /// C-order multi-index of linear index `n` over `grid`.
@@ -374,8 +407,8 @@ mod tests {
         assert_eq!(g.block_grid(), [2, 2]);
         assert_eq!(g.nchunks(), 4);
         assert_eq!(g.nblocks(), 4);
-        assert_eq!(g.chunk_nbytes(), 24);
-        assert_eq!(g.block_nbytes(), 6);
+        assert_eq!(g.chunksize(), 24);
+        assert_eq!(g.blocksize(), 6);
         assert_eq!(g.chunk_coords(3), [1, 1]);
         assert_eq!(g.nchunk_at(&[1, 0]), 2);
         assert_eq!(g.chunk_extent(&[1, 1]), [1, 3]);
@@ -390,7 +423,7 @@ mod tests {
         let g = geom(&[8, 6], &[4, 6], &[2, 3], 8);
         assert!(g.chunk_is_dense(&[0, 0]));
         assert!(g.chunk_is_dense(&[1, 0]));
-        assert_eq!(g.chunk_nbytes(), 4 * 6 * 8);
+        assert_eq!(g.chunksize(), 4 * 6 * 8);
         let g = geom(&[7, 6], &[4, 6], &[2, 3], 8);
         assert!(!g.chunk_is_dense(&[1, 0]));
     }
@@ -401,12 +434,12 @@ mod tests {
         let g = geom(&[0, 5], &[0, 5], &[0, 5], 4);
         assert_eq!(g.nchunks(), 0);
         assert_eq!(g.nitems(), 0);
-        assert_eq!(g.chunk_nbytes(), 0);
+        assert_eq!(g.chunksize(), 0);
         assert_eq!(g.chunk_grid(), [0, 1]);
         assert_eq!(g.nbytes(), Some(0));
         // A positive chunkshape over an empty dimension is fine too.
         let g = geom(&[3, 0], &[2, 4], &[1, 2], 4);
-        assert_eq!((g.nchunks(), g.chunk_nbytes(), g.nblocks()), (0, 32, 4));
+        assert_eq!((g.nchunks(), g.chunksize(), g.nblocks()), (0, 32, 4));
         // blockshape 0 under a positive chunkshape cannot be partitioned (C rejects it too).
         let meta = B2ndMeta::new(vec![0], vec![4], vec![0], "|u1").unwrap();
         assert_eq!(Geometry::new(&meta, 1).unwrap_err().code(), -12);
@@ -420,7 +453,7 @@ mod tests {
             (0, 1, 1, 1)
         );
         assert_eq!(g.shape(), [] as [usize; 0]);
-        assert_eq!(g.chunk_nbytes(), 8);
+        assert_eq!(g.chunksize(), 8);
     }
 
     #[test]

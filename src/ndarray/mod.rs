@@ -6,8 +6,8 @@
 //!   slice, write, resize and re-partition arrays, python-blosc2's files included.
 //! * [`geometry`]: shape, chunkshape, blockshape, the chunk and block grids, padding, sizes.
 //! * [`selection`]: NumPy slices per dimension (negative indices and steps, clipping).
-//! * [`plan`]: which chunks and blocks a selection touches, and each block's sub-box.
-//! * [`view`]: the disjoint output view that lets blocks be copied in parallel (the module's
+//! * `plan` (internal): which chunks and blocks a selection touches, and each block's sub-box.
+//! * `view` (internal): the disjoint output view that lets blocks be copied in parallel (the module's
 //!   only `unsafe`).
 //! * [`store`]: where compressed chunks live ([`ChunkSource`], [`ChunkStore`]; the
 //!   super-chunk implements both, with lazy chunks that hold only the blocks a read needs).
@@ -17,8 +17,8 @@
 //!   bytes, both as close to cubes as the shape allows.
 //! * [`dtype`]: the item size of a NumPy dtype string (structured ones included).
 //!
-//! Format: c-blosc2 `README_B2ND_METALAYER.rst`, `blosc/b2nd.c`; `shared/spec/frames.md`
-//! §9–§11. The metalayer itself is [`crate::format::b2nd`].
+//! Format: c-blosc2 `README_B2ND_METALAYER.rst`, `blosc/b2nd.c`; `docs/b2nd.md`. The
+//! metalayer itself is [`crate::format::b2nd`].
 //!
 //! ```
 //! use strata::ndarray::{ArrayParams, Location, NdArray, OpenMode, Slice};
@@ -26,9 +26,9 @@
 //! let path = dir.path().join("cube.b2nd");
 //! // a 3-D uint16 array, 40 x 50 x 60, in chunks of 16 x 16 x 32 and blocks of 8 x 8 x 8
 //! let data: Vec<u8> = (0..40 * 50 * 60u32).flat_map(|i| (i as u16).to_le_bytes()).collect();
-//! let params = ArrayParams::with_dtype(&[40, 50, 60], "<u2")?
-//!     .chunkshape(&[16, 16, 32])
-//!     .blockshape(&[8, 8, 8]);
+//! let params = ArrayParams::from_dtype(&[40, 50, 60], "<u2")?
+//!     .with_chunkshape(&[16, 16, 32])
+//!     .with_blockshape(&[8, 8, 8]);
 //! NdArray::from_buffer(&params, &Location::File(path.clone()), &data)?.close()?;
 //! // python-blosc2 opens it with blosc2.open(path); so does Strata:
 //! let arr = NdArray::open(&path, OpenMode::Read)?;
@@ -43,21 +43,24 @@
 #![deny(unsafe_code)]
 
 pub mod array;
+mod chunks;
 pub mod dtype;
 pub mod geometry;
 pub mod partition;
-pub mod plan;
+pub(crate) mod plan;
 pub mod selection;
 pub mod slice;
 pub mod store;
+mod typed;
 #[allow(unsafe_code)]
-pub mod view;
+pub(crate) mod view;
 
 pub use crate::frame::{OpenMode, SyncPolicy};
-pub use crate::schunk::Location;
+pub use crate::schunk::{Location, OpenOptions};
 pub use array::{ArrayParams, NdArray};
+pub use chunks::ArrayChunk;
 pub use geometry::Geometry;
-pub use plan::{BlockPlan, ChunkPlan, Segment, SlicePlan};
 pub use selection::{DimSelection, Selection, Slice};
 pub use slice::SliceStats;
 pub use store::{ChunkSource, ChunkStore};
+pub use typed::Scalar;

@@ -1,8 +1,8 @@
 //! Default chunkshape and blockshape, from the cache sizes, the shape and the typesize.
 //!
 //! The byte targets are the scheduler's sizing rules ([`crate::scheduler::sizing`]): a block of
-//! about `L2 / 4` ([`recommended_block_bytes`], 16 KiB to 2 MiB) and a chunk of about `L3 / 2`
-//! ([`recommended_chunk_bytes`], 1 MiB to 64 MiB). The rule:
+//! about `L2 / 4` ([`recommended_blocksize`], 16 KiB to 2 MiB) and a chunk of about `L3 / 2`
+//! ([`recommended_chunksize`], 1 MiB to 64 MiB). The rule:
 //!
 //! 1. **Block**: the largest box of at most `block bytes / typesize` items that is as close to a
 //!    cube as the shape allows ("balanced"): dimensions shorter than the cube's side are taken
@@ -20,13 +20,9 @@
 //! Balanced blocks keep the cost of a slice about the same whichever axis it runs along: a
 //! row or a column of a 2-D array crosses `shape / side` blocks either way, where C-order slabs
 //! (python-blosc2's choice, which fills the last dimension first) make a column read decompress
-//! every block. Chunks are large because reads decompress only the blocks they touch.
-//! Measured on ETOPO5 (2161 x 4320 float32, one chunk, zstd 5 + shuffle, 2 threads, best of 7;
-//! `cargo test --release --test ndarray_interop -- --ignored --nocapture slice_timings`, which
-//! also times python-blosc2 on the same arrays in the same run): with python-blosc2's slabs
-//! (11, 4320) a row reads in 0.11 ms (1 block) and a column in 31 ms (197 blocks); with these
-//! balanced blocks (361, 360) a row takes 2.6 ms (12 blocks) and a column 1.8 ms (6 blocks); a
-//! 100 x 100 box 0.73 ms and 0.40 ms; the whole grid 48 and 46 ms.
+//! every block. Chunks are large because reads decompress only the blocks they touch. The
+//! row, column and box reads that compare both choices, with their command, are in
+//! `docs/measurements.md`.
 //!
 //! python-blosc2 4.14.1 on the project VM (L1d 48 KiB, L2 2 MiB, L3 480 MiB; its blocks come from
 //! `4 * L1d` on x86-64 when L2 >= 2 MiB, its chunks from its own L3 heuristic) against this rule
@@ -54,7 +50,7 @@
 #![forbid(unsafe_code)]
 
 use crate::error::{Error, Result};
-use crate::scheduler::sizing::{recommended_block_bytes, recommended_chunk_bytes};
+use crate::scheduler::sizing::{recommended_blocksize, recommended_chunksize};
 use crate::scheduler::topology::Topology;
 
 /// The largest `r` with `r^m <= n` (`m >= 1`).
@@ -109,12 +105,12 @@ pub fn balanced(nitems: usize, bound: &[usize]) -> Vec<usize> {
 }
 
 /// The default blockshape for items of `typesize` bytes within `bound` (the chunkshape, or
-/// the shape): the balanced box of [`recommended_block_bytes`], each dimension then evened
+/// the shape): the balanced box of [`recommended_blocksize`], each dimension then evened
 /// out to `ceil(bound / ceil(bound / block))` so that the last block along it is about as
 /// full as the others (less padding, never more items).
 #[must_use]
 pub fn default_blockshape(bound: &[usize], typesize: usize, topology: &Topology) -> Vec<usize> {
-    let items = recommended_block_bytes(topology, typesize) / typesize.max(1);
+    let items = recommended_blocksize(topology, typesize) / typesize.max(1);
     balanced(items, bound)
         .iter()
         .zip(bound)
@@ -123,7 +119,7 @@ pub fn default_blockshape(bound: &[usize], typesize: usize, topology: &Topology)
 }
 
 /// The default chunkshape of an array of `shape` in blocks of `blockshape`: the balanced box of
-/// [`recommended_chunk_bytes`] counted in whole blocks, cut to the shape (never below a block).
+/// [`recommended_chunksize`] counted in whole blocks, cut to the shape (never below a block).
 #[must_use]
 pub fn default_chunkshape(
     shape: &[usize],
@@ -131,8 +127,8 @@ pub fn default_chunkshape(
     typesize: usize,
     topology: &Topology,
 ) -> Vec<usize> {
-    let block_bytes = blockshape.iter().product::<usize>().max(1) * typesize.max(1);
-    let nblocks = recommended_chunk_bytes(topology) / block_bytes;
+    let blocksize = blockshape.iter().product::<usize>().max(1) * typesize.max(1);
+    let nblocks = recommended_chunksize(topology) / blocksize;
     let grid: Vec<usize> = shape
         .iter()
         .zip(blockshape)
@@ -149,56 +145,41 @@ pub fn default_chunkshape(
 /// given ones, and the missing ones by the rule of the module docs.
 ///
 /// # Errors
-/// [`Error::InvalidParam`] if a given partition or `shape` has not one entry per dimension,
-/// `shape` is negative, or a partition is negative or does not fit the metalayer's `i32`.
+/// [`Error::Mismatch`] if a given partition has not one entry per dimension of `shape`.
 pub fn partitions(
-    shape: &[i64],
-    chunkshape: Option<&[i32]>,
-    blockshape: Option<&[i32]>,
+    shape: &[usize],
+    chunkshape: Option<&[usize]>,
+    blockshape: Option<&[usize]>,
     typesize: usize,
     topology: &Topology,
-) -> Result<(Vec<i32>, Vec<i32>)> {
+) -> Result<(Vec<usize>, Vec<usize>)> {
     let ndim = shape.len();
-    for (name, p) in [("chunkshape", chunkshape), ("blockshape", blockshape)] {
-        if let Some(p) = p {
-            if p.len() != ndim || p.iter().any(|&v| v < 0) {
-                return Err(Error::InvalidParam(format!(
-                    "{name} {p:?} for an array of shape {shape:?}"
-                )));
-            }
+    let given = [
+        (chunkshape, "chunkshape entries (one per dimension)"),
+        (blockshape, "blockshape entries (one per dimension)"),
+    ];
+    for (p, entries) in given {
+        let Some(p) = p else { continue };
+        if p.len() != ndim {
+            return Err(Error::mismatch(entries, ndim, p.len()));
         }
     }
-    let shape: Vec<usize> = shape
-        .iter()
-        .map(|&s| usize::try_from(s))
-        .collect::<std::result::Result<_, _>>()
-        .map_err(|_| Error::InvalidParam(format!("negative shape {shape:?}")))?;
-    let to_usize = |p: &[i32]| p.iter().map(|&v| v as usize).collect::<Vec<usize>>();
-    let to_i32 = |p: Vec<usize>| {
-        p.into_iter()
-            .map(|v| i32::try_from(v).map_err(|_| Error::InvalidParam(format!("partition {v}"))))
-            .collect::<Result<Vec<i32>>>()
-    };
     if shape.contains(&0) {
-        let chunks = chunkshape
-            .or(blockshape)
-            .map_or_else(|| shape.clone(), to_usize);
-        let blocks = blockshape.map_or_else(|| chunks.clone(), to_usize);
-        return Ok((to_i32(chunks)?, to_i32(blocks)?));
+        let chunks = chunkshape.or(blockshape).unwrap_or(shape).to_vec();
+        let blocks = blockshape.map_or_else(|| chunks.clone(), <[usize]>::to_vec);
+        return Ok((chunks, blocks));
     }
-    let (chunks, blocks) = match (chunkshape, blockshape) {
-        (Some(c), Some(b)) => (to_usize(c), to_usize(b)),
-        (Some(c), None) => {
-            let c = to_usize(c);
-            let b = default_blockshape(&c, typesize, topology);
-            (c, b)
-        }
+    Ok(match (chunkshape, blockshape) {
+        (Some(c), Some(b)) => (c.to_vec(), b.to_vec()),
+        (Some(c), None) => (c.to_vec(), default_blockshape(c, typesize, topology)),
         (None, b) => {
-            let b = b.map_or_else(|| default_blockshape(&shape, typesize, topology), to_usize);
-            (default_chunkshape(&shape, &b, typesize, topology), b)
+            let b = b.map_or_else(
+                || default_blockshape(shape, typesize, topology),
+                <[usize]>::to_vec,
+            );
+            (default_chunkshape(shape, &b, typesize, topology), b)
         }
-    };
-    Ok((to_i32(chunks)?, to_i32(blocks)?))
+    })
 }
 
 #[cfg(test)]
@@ -210,7 +191,7 @@ mod tests {
         Topology::from_sizes(48 << 10, 2 << 20, 480 << 20)
     }
 
-    fn default(shape: &[i64], typesize: usize) -> (Vec<i32>, Vec<i32>) {
+    fn default(shape: &[usize], typesize: usize) -> (Vec<usize>, Vec<usize>) {
         partitions(shape, None, None, typesize, &vm()).unwrap()
     }
 
@@ -239,7 +220,7 @@ mod tests {
     #[test]
     fn table_against_python_blosc2_shapes() {
         // (shape, typesize, chunkshape, blockshape)
-        type Case = (&'static [i64], usize, &'static [i32], &'static [i32]);
+        type Case = (&'static [usize], usize, &'static [usize], &'static [usize]);
         let cases: &[Case] = &[
             (&[100], 1, &[100], &[100]),
             (&[1_000_000], 8, &[1_000_000], &[62500]),
@@ -267,14 +248,14 @@ mod tests {
             let ext: usize = c
                 .iter()
                 .zip(&b)
-                .map(|(&c, &b)| (c as usize).div_ceil(b.max(1) as usize) * b as usize)
+                .map(|(&c, &b)| c.div_ceil(b.max(1)) * b)
                 .product();
             assert!(
                 ext * ts <= 64 << 20,
                 "{shape:?}: chunk of {} bytes",
                 ext * ts
             );
-            let bbytes: usize = b.iter().map(|&v| v as usize).product::<usize>() * ts;
+            let bbytes: usize = b.iter().product::<usize>() * ts;
             assert!(
                 bbytes <= 512 << 10 || ts > 512 << 10,
                 "{shape:?}: block of {bbytes}"
@@ -294,9 +275,19 @@ mod tests {
         assert_eq!((c, b), (vec![8, 8], vec![8, 8]));
         let (c, b) = partitions(&[0, 5], Some(&[0, 3]), None, 1, &t).unwrap();
         assert_eq!((c, b), (vec![0, 3], vec![0, 3]));
-        assert!(partitions(&[5], Some(&[1, 1]), None, 1, &t).is_err());
-        assert!(partitions(&[-5], None, None, 1, &t).is_err());
-        assert!(partitions(&[5], None, Some(&[-1]), 1, &t).is_err());
+        let e = partitions(&[5], Some(&[1, 1]), None, 1, &t).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::Mismatch {
+                    expected: 1,
+                    found: 2,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(partitions(&[5, 5], None, Some(&[1]), 1, &t).is_err());
     }
 
     #[test]

@@ -11,29 +11,12 @@
 //! item of a chunk (no need to decompress the old one), [`BlockPlan::covered`] the same for a
 //! block.
 //!
-//! Format: c-blosc2 `blosc/b2nd.c` (`get_set_slice`); `shared/spec/frames.md` §10.
-//!
-//! ```
-//! use strata::format::b2nd::B2ndMeta;
-//! use strata::ndarray::{Geometry, Selection, Slice, SlicePlan};
-//! let g = Geometry::new(&B2ndMeta::new(vec![5, 7], vec![4, 4], vec![2, 3], "|u1").unwrap(), 1).unwrap();
-//! let sel = Selection::new(g.shape(), &[Slice::range(3, 5), Slice::range(2, 5)]).unwrap();
-//! let plan = SlicePlan::new(&g, &sel).unwrap();
-//! // chunks 0, 1 (rows 0..4) and 2, 3 (row 4)
-//! assert_eq!(plan.nchunks(), 4);
-//! let chunk0 = plan.chunk(0);
-//! // in chunk 0, row 3 and columns 2..4: blocks (1, 0) and (1, 1)
-//! assert_eq!((chunk0.nchunk(), chunk0.nblocks()), (0, 2));
-//! let b = chunk0.block(0);
-//! assert_eq!(b.nblock, 2); // block (1, 0): rows 2..4, columns 0..3 of chunk 0
-//! assert_eq!((b.segments[0].offset, b.segments[0].count), (1, 1));
-//! assert_eq!((b.segments[1].offset, b.segments[1].count), (2, 1));
-//! ```
+//! Format: c-blosc2 `blosc/b2nd.c` (`get_set_slice`); `docs/b2nd.md` (data layout).
 #![forbid(unsafe_code)]
 
 use super::geometry::{ravel, unravel, Geometry};
 use super::selection::{DimSelection, Selection};
-use crate::error::{Error, Result};
+use crate::error::{to_i64, Error, Expected, Result};
 use std::ops::Range;
 
 /// The selected indices of one dimension that fall into one block.
@@ -80,8 +63,7 @@ pub struct SlicePlan {
     /// Touched chunks along each dimension (groups per dimension).
     touched: Vec<usize>,
     nchunks: usize,
-    out_shape: Vec<usize>,
-    /// `out_shape` over the internal dimensions (`[1]` for a 0-d array).
+    /// The result's shape over the internal dimensions (`[1]` for a 0-d array).
     inner_out: Vec<usize>,
 }
 
@@ -89,17 +71,23 @@ impl SlicePlan {
     /// Plans `sel` over `geom`.
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] if `sel` does not have one entry per dimension of `geom` or
-    /// picks an index outside it (a [`Selection`] resolved against `geom.shape()` never does).
+    /// [`Error::Mismatch`] if `sel` does not have one entry per dimension of `geom`,
+    /// [`Error::OutOfRange`] if it picks an index outside it (a [`Selection`] resolved against
+    /// `geom.shape()` never does).
     pub fn new(geom: &Geometry, sel: &Selection) -> Result<SlicePlan> {
-        if sel.dims().len() != geom.ndim()
-            || sel.shape().iter().zip(geom.shape()).any(|(&s, &n)| s > n)
-        {
-            return Err(Error::InvalidParam(format!(
-                "selection of shape {:?} does not fit an array of shape {:?}",
-                sel.shape(),
-                geom.shape()
-            )));
+        if sel.dims().len() != geom.ndim() {
+            let what = "selection dimensions (those of the array)";
+            return Err(Error::mismatch(what, geom.ndim(), sel.dims().len()));
+        }
+        let longer = sel
+            .shape()
+            .iter()
+            .zip(geom.shape())
+            .position(|(&s, &n)| s > n);
+        if let Some(d) = longer {
+            let (s, n) = (sel.shape()[d], geom.shape()[d]);
+            let longer = Error::range("selection length", s, Expected::at_most(n));
+            return Err(Error::at("dimension", d, longer));
         }
         let (shape, chunkshape, blockshape) = geom.inner();
         // A 0-d array is one item in one internal dimension.
@@ -118,10 +106,9 @@ impl SlicePlan {
             if ds.len > 0 {
                 let last = ds.lowest() as u128 + (ds.len as u128 - 1) * ds.stride() as u128;
                 if last >= shape[i] as u128 {
-                    return Err(Error::InvalidParam(format!(
-                        "selection reaches index {last} of dimension {i} (length {})",
-                        shape[i]
-                    )));
+                    let inside = Expected::Below(to_i64(shape[i]));
+                    let last = Error::range("last selected index", to_i64(last), inside);
+                    return Err(Error::at("dimension", i, last));
                 }
             }
             dims.push(plan_dim(ds, shape[i], chunkshape[i], blockshape[i]));
@@ -147,7 +134,6 @@ impl SlicePlan {
             block_grid,
             touched,
             nchunks,
-            out_shape: sel.shape().to_vec(),
             inner_out,
         })
     }
@@ -156,12 +142,6 @@ impl SlicePlan {
     #[must_use]
     pub fn nchunks(&self) -> usize {
         self.nchunks
-    }
-
-    /// The shape of the result, in items.
-    #[must_use]
-    pub fn out_shape(&self) -> &[usize] {
-        &self.out_shape
     }
 
     /// The `t`-th touched chunk (`t < nchunks()`), in C order of the chunk grid.
@@ -188,6 +168,7 @@ impl SlicePlan {
         }
     }
 
+    #[cfg(test)]
     /// Touched chunks, in C order.
     pub fn chunks(&self) -> impl Iterator<Item = ChunkPlan<'_>> {
         (0..self.nchunks).map(|t| self.chunk(t))
@@ -307,6 +288,7 @@ pub struct BlockPlan {
 }
 
 impl BlockPlan {
+    #[cfg(test)]
     /// Whether the selection picks every item of the block inside the chunk and the array.
     #[must_use]
     pub fn covered(&self) -> bool {
@@ -373,6 +355,28 @@ mod tests {
     use super::*;
     use crate::format::b2nd::B2ndMeta;
     use crate::ndarray::Slice;
+
+    #[test]
+    fn the_plan_of_a_selection() {
+        use crate::format::b2nd::B2ndMeta;
+        use crate::ndarray::{Geometry, Selection, Slice};
+        let g = Geometry::new(
+            &B2ndMeta::new(vec![5, 7], vec![4, 4], vec![2, 3], "|u1").unwrap(),
+            1,
+        )
+        .unwrap();
+        let sel = Selection::new(g.shape(), &[Slice::range(3, 5), Slice::range(2, 5)]).unwrap();
+        let plan = SlicePlan::new(&g, &sel).unwrap();
+        // chunks 0, 1 (rows 0..4) and 2, 3 (row 4)
+        assert_eq!(plan.nchunks(), 4);
+        let chunk0 = plan.chunk(0);
+        // in chunk 0, row 3 and columns 2..4: blocks (1, 0) and (1, 1)
+        assert_eq!((chunk0.nchunk(), chunk0.nblocks()), (0, 2));
+        let b = chunk0.block(0);
+        assert_eq!(b.nblock, 2); // block (1, 0): rows 2..4, columns 0..3 of chunk 0
+        assert_eq!((b.segments[0].offset, b.segments[0].count), (1, 1));
+        assert_eq!((b.segments[1].offset, b.segments[1].count), (2, 1));
+    }
 
     fn geom(shape: &[i64], chunks: &[i32], blocks: &[i32]) -> Geometry {
         let meta = B2ndMeta::new(shape.to_vec(), chunks.to_vec(), blocks.to_vec(), "|u1").unwrap();

@@ -21,7 +21,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Expected, Result};
 
 /// One dimension of a selection, as Python's `slice(start, stop, step)`.
 ///
@@ -74,10 +74,10 @@ impl Slice {
     /// The indices this slice selects in a dimension of `len` items.
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] if `step` is 0.
+    /// [`Error::OutOfRange`] if `step` is 0.
     pub fn resolve(&self, len: usize) -> Result<DimSelection> {
         if self.step == 0 {
-            return Err(Error::InvalidParam("slice step cannot be zero".into()));
+            return Err(Error::range("slice step", 0, Expected::OneOf("nonzero")));
         }
         let n = len as i128;
         let step = i128::from(self.step);
@@ -198,14 +198,14 @@ impl Selection {
     /// `slices` are taken whole. For a 0-d array (`shape` empty) the selection is its one item.
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] for more slices than dimensions or a step of 0.
+    /// [`Error::OutOfRange`] for more slices than dimensions or a step of 0.
     pub fn new(shape: &[usize], slices: &[Slice]) -> Result<Selection> {
         if slices.len() > shape.len() {
-            return Err(Error::InvalidParam(format!(
-                "{} slices for an array of {} dimensions",
+            return Err(Error::range(
+                "slices (at most one per dimension)",
                 slices.len(),
-                shape.len()
-            )));
+                Expected::at_most(shape.len()),
+            ));
         }
         let dims = shape
             .iter()
@@ -237,15 +237,15 @@ impl Selection {
     /// `shape`; negative values count from the end.
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] if `start` or `stop` has not one entry per dimension.
+    /// [`Error::Mismatch`] if `start` or `stop` has not one entry per dimension.
     pub fn from_start_stop(shape: &[usize], start: &[i64], stop: &[i64]) -> Result<Selection> {
-        if start.len() != shape.len() || stop.len() != shape.len() {
-            return Err(Error::InvalidParam(format!(
-                "start and stop have {} and {} entries for {} dimensions",
-                start.len(),
-                stop.len(),
-                shape.len()
-            )));
+        for (given, what) in [
+            (start.len(), "start entries (one per dimension)"),
+            (stop.len(), "stop entries (one per dimension)"),
+        ] {
+            if given != shape.len() {
+                return Err(Error::mismatch(what, shape.len(), given));
+            }
         }
         let slices: Vec<Slice> = start
             .iter()

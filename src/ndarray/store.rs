@@ -6,12 +6,13 @@
 //! memory, in a `.b2nd` file or in a sparse directory) implements both; its lazy chunks read
 //! from the file only the chunk header, the `bstarts` and the blocks a slice needs.
 //!
-//! Format: chunks as `shared/spec/chunk-format.md`; their order as c-blosc2 `blosc/schunk.c`
+//! Format: chunks as `docs/chunk-format.md`; their order as c-blosc2 `blosc/schunk.c`
 //! (`blosc2_schunk_update_chunk`, `_insert_chunk`, `_delete_chunk`); lazy chunks as
 //! `blosc/frame.c` (`frame_get_lazychunk`).
 #![forbid(unsafe_code)]
 
 use crate::error::Result;
+use crate::frame::Traffic;
 use crate::schunk::SChunk;
 use std::borrow::Cow;
 
@@ -34,14 +35,46 @@ pub trait ChunkSource: Sync {
     /// that are not theirs), so only the blocks asked for may be decoded from it. The default
     /// copies the whole chunk.
     ///
+    /// Returns what the read moved from storage (nothing for a source in memory).
+    ///
     /// # Errors
     /// As [`ChunkSource::chunk`].
-    fn chunk_blocks(&self, nchunk: usize, nblocks: &[usize], out: &mut Vec<u8>) -> Result<()> {
+    fn chunk_blocks(&self, nchunk: usize, nblocks: &[usize], out: &mut Vec<u8>) -> Result<Traffic> {
         let _ = nblocks;
         let chunk = self.chunk(nchunk)?;
         out.clear();
         out.extend_from_slice(&chunk);
-        Ok(())
+        Ok(Traffic::default())
+    }
+
+    /// [`ChunkSource::chunk_blocks`] for each of `wants` (`(nchunk, nblocks)`), into the
+    /// matching buffer of `outs`. A source whose reads go over a network gathers the reads of
+    /// all of them into few requests; the default reads them one by one.
+    ///
+    /// # Errors
+    /// As [`ChunkSource::chunk_blocks`]; [`crate::Error::Mismatch`] when `outs` and
+    /// `wants` differ in length.
+    fn chunk_blocks_many(
+        &self,
+        wants: &[(usize, &[usize])],
+        outs: &mut [Vec<u8>],
+    ) -> Result<Traffic> {
+        if wants.len() != outs.len() {
+            let what = "buffers for the chunks asked for";
+            return Err(crate::Error::mismatch(what, wants.len(), outs.len()));
+        }
+        let mut moved = Traffic::default();
+        for (&(nchunk, nblocks), out) in wants.iter().zip(outs) {
+            moved += self.chunk_blocks(nchunk, nblocks, out)?;
+        }
+        Ok(moved)
+    }
+
+    /// True when [`ChunkSource::chunk_blocks_many`] of many chunks costs much less than as
+    /// many [`ChunkSource::chunk_blocks`] (a network store): readers then fetch a batch of
+    /// chunks in one call rather than chunk by chunk in parallel. False by default.
+    fn batches_reads(&self) -> bool {
+        false
     }
 }
 
@@ -87,8 +120,20 @@ impl ChunkSource for SChunk {
         SChunk::chunk(self, nchunk).map(Cow::Owned)
     }
 
-    fn chunk_blocks(&self, nchunk: usize, nblocks: &[usize], out: &mut Vec<u8>) -> Result<()> {
+    fn chunk_blocks(&self, nchunk: usize, nblocks: &[usize], out: &mut Vec<u8>) -> Result<Traffic> {
         self.lazy_chunk(nchunk, nblocks, out)
+    }
+
+    fn chunk_blocks_many(
+        &self,
+        wants: &[(usize, &[usize])],
+        outs: &mut [Vec<u8>],
+    ) -> Result<Traffic> {
+        self.lazy_chunks(wants, outs)
+    }
+
+    fn batches_reads(&self) -> bool {
+        SChunk::batches_reads(self)
     }
 }
 

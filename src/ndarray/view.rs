@@ -11,30 +11,10 @@
 //! [`SlicePlan`], which are disjoint by construction, and each is handed out at most once.
 //!
 //! Model: zarrs `zarrs_codec/src/array_bytes_fixed_disjoint_view.rs`.
-//!
-//! ```
-//! use strata::ndarray::view::DisjointView;
-//! let mut out = vec![0u8; 4 * 6];
-//! let view = DisjointView::new(&mut out, &[4, 6], 1).unwrap();
-//! std::thread::scope(|s| {
-//!     for half in 0..2 {
-//!         let view = &view;
-//!         s.spawn(move || {
-//!             // SAFETY: the two boxes (rows 0..2 and rows 2..4) do not overlap.
-//!             let mut b = unsafe { view.subset(&[2 * half, 0], &[2, 6]) }.unwrap();
-//!             for r in 0..2 {
-//!                 b.row_mut(&[r]).unwrap().fill(half as u8 + 1);
-//!             }
-//!         });
-//!     }
-//! });
-//! assert_eq!(out[..12], [1; 12]);
-//! assert_eq!(out[12..], [2; 12]);
-//! ```
 
 use super::geometry::{c_strides, checked_prod};
 use super::plan::{BlockPlan, SlicePlan};
-use crate::error::{Error, Result};
+use crate::error::{Error, Expected, Result};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -64,14 +44,16 @@ impl<'a> DisjointView<'a> {
     /// `shape` items of `typesize` bytes.
     ///
     /// # Errors
-    /// [`Error::DestinationTooSmall`] if `buf` is shorter; [`Error::InvalidParam`] if the size
-    /// overflows or `typesize` is 0.
+    /// [`Error::DestinationTooSmall`] if `buf` is shorter; [`Error::OutOfRange`] if
+    /// `typesize` is 0; [`Error::Overflow`] if the size overflows.
     pub fn new(buf: &'a mut [u8], shape: &[usize], typesize: usize) -> Result<Self> {
+        if typesize == 0 {
+            return Err(Error::range("typesize", 0, Expected::AtLeast(1)));
+        }
         let needed = checked_prod(shape)
             .and_then(|n| n.checked_mul(typesize))
-            .filter(|_| typesize > 0)
-            .ok_or_else(|| {
-                Error::InvalidParam(format!("view of shape {shape:?} x {typesize} bytes"))
+            .ok_or(Error::Overflow {
+                what: "the view's size in bytes",
             })?;
         if buf.len() < needed {
             return Err(Error::DestinationTooSmall {
@@ -89,12 +71,6 @@ impl<'a> DisjointView<'a> {
         })
     }
 
-    /// The view's shape, in items.
-    #[must_use]
-    pub fn shape(&self) -> &[usize] {
-        &self.shape
-    }
-
     /// The box of `counts` items from `start` (item coordinates), for writing.
     ///
     /// # Safety
@@ -102,23 +78,33 @@ impl<'a> DisjointView<'a> {
     /// that shares an item with it may be alive, on this thread or any other.
     ///
     /// # Errors
-    /// [`Error::InvalidIndex`] if the box does not lie inside the view or is empty, or has not
-    /// one entry per dimension.
+    /// [`Error::Mismatch`] if `start` or `counts` has not one entry per dimension;
+    /// [`Error::InvalidRange`] if the box does not lie inside the view or is empty.
     pub unsafe fn subset(&self, start: &[usize], counts: &[usize]) -> Result<BoxMut<'_>> {
         let n = self.shape.len();
-        let inside = start.len() == n
-            && counts.len() == n
-            && (0..n).all(|d| {
-                counts[d] > 0
-                    && start[d]
-                        .checked_add(counts[d])
-                        .is_some_and(|e| e <= self.shape[d])
-            });
-        if !inside {
-            return Err(Error::InvalidIndex(format!(
-                "box at {start:?} of {counts:?} items in a view of {:?}",
-                self.shape
-            )));
+        for given in [start.len(), counts.len()] {
+            if given != n {
+                return Err(Error::mismatch(
+                    "box coordinates (one per dimension)",
+                    n,
+                    given,
+                ));
+            }
+        }
+        let outside = (0..n).find(|&d| {
+            counts[d] == 0
+                || start[d]
+                    .checked_add(counts[d])
+                    .is_none_or(|e| e > self.shape[d])
+        });
+        if let Some(d) = outside {
+            let items = Error::InvalidRange {
+                what: "box items (a non-empty box)",
+                start: start[d] as u64,
+                end: start[d].saturating_add(counts[d]) as u64,
+                len: self.shape[d] as u64,
+            };
+            return Err(Error::at("dimension", d, items));
         }
         let origin = start.iter().zip(&self.strides).map(|(s, t)| s * t).sum();
         let row_len = counts.last().map_or(1, |&c| c) * self.typesize;
@@ -149,19 +135,22 @@ impl BoxMut<'_> {
         &self.counts
     }
 
+    #[cfg(test)]
     /// The innermost run of the box at `outer` (box coordinates of every dimension but the
     /// last): `counts[last] * typesize` bytes. For a 0-d view, the one item.
     ///
     /// # Errors
-    /// [`Error::InvalidIndex`] if `outer` lies outside the box.
+    /// [`Error::Mismatch`] if `outer` has not one entry per dimension but the last;
+    /// [`Error::InvalidIndex`] if it lies outside the box.
     pub fn row_mut(&mut self, outer: &[usize]) -> Result<&mut [u8]> {
         let n = self.counts.len();
         let inner = n.saturating_sub(1);
-        if outer.len() != inner || outer.iter().zip(&self.counts).any(|(o, c)| o >= c) {
-            return Err(Error::InvalidIndex(format!(
-                "row {outer:?} of a box of {:?} items",
-                self.counts
-            )));
+        if outer.len() != inner {
+            let what = "row coordinates (one per dimension but the last)";
+            return Err(Error::mismatch(what, inner, outer.len()));
+        }
+        if let Some((&o, &c)) = outer.iter().zip(&self.counts).find(|(o, c)| o >= c) {
+            return Err(Error::index("row coordinate in the box", o, c));
         }
         let at = self.origin
             + outer
@@ -182,7 +171,7 @@ impl BoxMut<'_> {
     /// items come from in a source block). Rows and offsets are stepped, not recomputed.
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] if `steps` has fewer entries than the box has dimensions but
+    /// [`Error::OutOfRange`] if `steps` has fewer entries than the box has dimensions but
     /// one.
     pub fn for_each_row(
         &mut self,
@@ -192,11 +181,11 @@ impl BoxMut<'_> {
     ) -> Result<()> {
         let outer = self.counts.len().saturating_sub(1);
         if steps.len() < outer {
-            return Err(Error::InvalidParam(format!(
-                "{} steps for a box of {} dimensions",
+            return Err(Error::range(
+                "steps (one per dimension of the box but the last)",
                 steps.len(),
-                self.counts.len()
-            )));
+                Expected::at_least(outer),
+            ));
         }
         let strides = &self.view.strides;
         let mut idx = vec![0usize; outer];
@@ -287,26 +276,20 @@ impl<'a, 'p> SliceOutput<'a, 'p> {
         let view = DisjointView::new(buf, &plan.inner_out()[..keep], typesize)?;
         let group = group.max(1);
         let n = plan.nchunks();
-        let mut first = Vec::new();
-        first
-            .try_reserve_exact(n + 1)
-            .map_err(|_| Error::MemoryAlloc(n + 1))?;
+        let mut first = crate::alloc::with_capacity(n + 1)?;
         let mut total = 0usize;
         for t in 0..n {
             first.push(total);
             let chunk = plan.chunk(t);
             let along = chunk.block_counts()[keep - 1];
             let ngroups = chunk.nblocks() / along * along.div_ceil(group);
-            total = total
-                .checked_add(ngroups)
-                .ok_or_else(|| Error::InvalidParam("too many blocks".into()))?;
+            total = total.checked_add(ngroups).ok_or(Error::Overflow {
+                what: "the number of block groups",
+            })?;
         }
         first.push(total);
         let words = total.div_ceil(64);
-        let mut claimed = Vec::new();
-        claimed
-            .try_reserve_exact(words)
-            .map_err(|_| Error::MemoryAlloc(words * 8))?;
+        let mut claimed = crate::alloc::with_capacity(words)?;
         claimed.resize_with(words, || AtomicU64::new(0));
         Ok(SliceOutput {
             view,
@@ -333,11 +316,11 @@ impl<'a, 'p> SliceOutput<'a, 'p> {
     pub fn task(&self, i: usize) -> Result<(usize, Vec<BlockPlan>, BoxMut<'_>)> {
         let ntasks = self.first[self.first.len() - 1];
         if i >= ntasks {
-            return Err(Error::InvalidIndex(format!("task {i} of {ntasks}")));
+            return Err(Error::index("task", i, ntasks));
         }
         let bit = 1u64 << (i % 64);
         if self.claimed[i / 64].fetch_or(bit, Ordering::Relaxed) & bit != 0 {
-            return Err(Error::InvalidIndex(format!("task {i} handed out twice")));
+            return Err(Error::index("task (handed out before)", i, ntasks));
         }
         // The chunk whose task range holds i: the last one starting at or before it.
         let t = self.first.partition_point(|&f| f <= i) - 1;
@@ -378,6 +361,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn disjoint_boxes_are_written_from_two_threads() {
+        let mut out = vec![0u8; 4 * 6];
+        let view = DisjointView::new(&mut out, &[4, 6], 1).unwrap();
+        std::thread::scope(|s| {
+            for half in 0..2 {
+                let view = &view;
+                s.spawn(move || {
+                    // SAFETY: the two boxes (rows 0..2 and rows 2..4) do not overlap.
+                    let mut b = unsafe { view.subset(&[2 * half, 0], &[2, 6]) }.unwrap();
+                    for r in 0..2 {
+                        b.row_mut(&[r]).unwrap().fill(half as u8 + 1);
+                    }
+                });
+            }
+        });
+        assert_eq!(out[..12], [1; 12]);
+        assert_eq!(out[12..], [2; 12]);
+    }
+
+    #[test]
     fn rows_land_where_c_order_says() {
         let mut buf = vec![0u8; 3 * 4 * 5 * 2];
         let view = DisjointView::new(&mut buf, &[3, 4, 5], 2).unwrap();
@@ -391,8 +394,20 @@ mod tests {
                 row.fill(1 + (i * 2 + j) as u8);
             }
         }
-        assert!(b.row_mut(&[2, 0]).is_err());
-        assert!(b.row_mut(&[0]).is_err());
+        let e = b.row_mut(&[2, 0]).unwrap_err();
+        assert_eq!(e, Error::index("row coordinate in the box", 2, 2));
+        let e = b.row_mut(&[0]).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::Mismatch {
+                    expected: 2,
+                    found: 1,
+                    ..
+                }
+            ),
+            "{e}"
+        );
         assert!(b.contiguous_mut().is_none());
         let at = |i: usize, j: usize, k: usize| buf[((i * 4 + j) * 5 + k) * 2];
         assert_eq!(at(1, 2, 1), 1);
@@ -422,8 +437,28 @@ mod tests {
     #[test]
     fn bad_boxes_are_errors() {
         let mut buf = vec![0u8; 24];
-        assert!(DisjointView::new(&mut buf, &[5, 5], 1).is_err());
-        assert!(DisjointView::new(&mut buf, &[4, 6], 0).is_err());
+        let e = DisjointView::new(&mut buf, &[5, 5], 1).err().unwrap();
+        assert!(
+            matches!(
+                e,
+                Error::DestinationTooSmall {
+                    needed: 25,
+                    available: 24
+                }
+            ),
+            "{e}"
+        );
+        let e = DisjointView::new(&mut buf, &[4, 6], 0).err().unwrap();
+        assert!(
+            matches!(
+                e,
+                Error::OutOfRange {
+                    what: "typesize",
+                    ..
+                }
+            ),
+            "{e}"
+        );
         let view = DisjointView::new(&mut buf, &[4, 6], 1).unwrap();
         // SAFETY: none of these boxes is created.
         unsafe {

@@ -42,14 +42,22 @@ pub(super) fn register_all(r: &Registry) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::ids::{CodecId, FilterId};
 
     #[test]
     fn builtins_have_blosc2_ids() {
         let r = Registry::with_builtins();
-        assert_eq!(r.codec_ids(), vec![0, 1, 2, 4, 5]);
-        assert_eq!(r.filter_ids(), vec![1, 2, 3, 4, 34, 35]);
-        assert_eq!(r.codec(4).unwrap().name(), "zlib");
-        assert_eq!(r.codec(3).err().map(|e| e.code()), Some(-7));
-        assert_eq!(r.filter(5).err().map(|e| e.code()), Some(-18));
+        assert_eq!(r.codec_ids(), [0, 1, 2, 4, 5].map(CodecId));
+        assert_eq!(r.filter_ids(), [1, 2, 3, 4, 34, 35].map(FilterId));
+        assert_eq!(r.codec(CodecId::ZLIB).unwrap().name(), "zlib");
+        assert_eq!(r.codec(CodecId(3)).err().map(|e| e.code()), Some(-7));
+        assert_eq!(r.filter(FilterId(5)).err().map(|e| e.code()), Some(-18));
+        // Each built-in's name is the one Blosc2 gives its ID.
+        for id in r.codec_ids() {
+            assert_eq!(id.name(), Some(r.codec(id).unwrap().name()));
+        }
+        for id in r.filter_ids() {
+            assert_eq!(id.name(), Some(r.filter(id).unwrap().name()));
+        }
     }
 }

@@ -3,7 +3,7 @@
 //! | IDs | meaning |
 //! |---|---|
 //! | 0–31 | defined by Blosc (built-ins); no plugin may take them |
-//! | 32–159 | the global Blosc2 registry: a plugin may take one only under the name Blosc2 assigns to it ([`BLOSC2_REGISTERED_CODECS`], [`BLOSC2_REGISTERED_FILTERS`]) |
+//! | 32–159 | the global Blosc2 registry: a plugin may take one only under the name Blosc2 assigns to it ([`CodecId::NAMED`], [`FilterId::NAMED`]) |
 //! | 160–255 | user IDs, free for any plugin |
 //!
 //! Built-in codecs and filters are registered through the same table as plugins (see
@@ -16,11 +16,13 @@
 //! A plugin that panics gives [`Error::PluginPanic`] instead of unwinding through the pipeline.
 //! Format: c-blosc2 `include/blosc2.h` (`BLOSC2_GLOBAL_REGISTERED_*_START`,
 //! `BLOSC2_USER_REGISTERED_*_START`), `include/blosc2/codecs-registry.h`,
-//! `include/blosc2/filters-registry.h`; `shared/spec/plugins-abi.md` §1.
+//! `include/blosc2/filters-registry.h`; `docs/plugins.md`.
 
-use crate::codecs::{Codec, CodecCtx};
-use crate::error::{Error, Result};
-use crate::filters::{Filter, FilterCtx};
+use crate::block::BlockContext;
+use crate::codecs::Codec;
+use crate::error::{Error, PluginIdProblem, Result};
+use crate::filters::Filter;
+use crate::format::ids::{CodecId, FilterId};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
@@ -33,30 +35,6 @@ pub const GLOBAL_REGISTERED_START: u8 = 32;
 /// First user ID (codecs and filters).
 pub const USER_REGISTERED_START: u8 = 160;
 
-/// The codec IDs Blosc2's global registry assigns, with their names
-/// (c-blosc2 `include/blosc2/codecs-registry.h`, `plugins/codecs/codecs-registry.c`).
-pub const BLOSC2_REGISTERED_CODECS: [(u8, &str); 9] = [
-    (32, "ndlz"),
-    (33, "zfp_acc"),
-    (34, "zfp_prec"),
-    (35, "zfp_rate"),
-    (36, "openhtj2k"),
-    (37, "grok"),
-    (38, "openzl"),
-    (39, "j2k"),
-    (40, "htj2k"),
-];
-
-/// The filter IDs Blosc2's global registry assigns, with their names
-/// (c-blosc2 `include/blosc2/filters-registry.h`, `plugins/filters/filters-registry.c`).
-pub const BLOSC2_REGISTERED_FILTERS: [(u8, &str); 5] = [
-    (32, "ndcell"),
-    (33, "ndmean"),
-    (34, "bytedelta_buggy"),
-    (35, "bytedelta"),
-    (36, "int_trunc"),
-];
-
 /// Codec or filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PluginKind {
@@ -66,12 +44,20 @@ pub enum PluginKind {
     Filter,
 }
 
-impl std::fmt::Display for PluginKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
+impl PluginKind {
+    /// `"codec"` or `"filter"`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
             PluginKind::Codec => "codec",
             PluginKind::Filter => "filter",
-        })
+        }
+    }
+}
+
+impl std::fmt::Display for PluginKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -141,34 +127,34 @@ fn read<T: ?Sized>(t: &Table<T>) -> std::sync::RwLockReadGuard<'_, Vec<Option<Sl
 /// Blosc2 assigns to this very name.
 ///
 /// # Errors
-/// A message saying which rule is broken.
-pub fn check_plugin_id(kind: PluginKind, id: u8, name: &str) -> std::result::Result<(), String> {
+/// [`Error::PluginId`] saying which rule is broken.
+pub fn check_plugin_id(kind: PluginKind, id: u8, name: &str) -> Result<()> {
+    let refuse = |problem| {
+        Err(Error::PluginId {
+            kind: kind.name(),
+            id,
+            name: name.to_owned(),
+            problem,
+        })
+    };
     if name.is_empty()
         || name.len() > 63
         || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
     {
-        return Err(format!(
-            "{kind} name {name:?} is not 1 to 63 characters of [A-Za-z0-9_]"
-        ));
+        return refuse(PluginIdProblem::Name);
     }
     if id < GLOBAL_REGISTERED_START {
-        return Err(format!(
-            "{kind} ID {id} ({name}) is in Blosc's built-in range 0-31; user plugins take IDs {USER_REGISTERED_START}-255"
-        ));
+        return refuse(PluginIdProblem::Builtin);
     }
     if id < USER_REGISTERED_START {
-        let table: &[(u8, &str)] = match kind {
-            PluginKind::Codec => &BLOSC2_REGISTERED_CODECS,
-            PluginKind::Filter => &BLOSC2_REGISTERED_FILTERS,
+        let blosc2 = match kind {
+            PluginKind::Codec => CodecId(id).name(),
+            PluginKind::Filter => FilterId(id).name(),
         };
-        return match table.iter().find(|(i, _)| *i == id) {
-            Some((_, blosc2)) if *blosc2 == name => Ok(()),
-            Some((_, blosc2)) => Err(format!(
-                "{kind} ID {id} is Blosc2's {blosc2}, not {name}; user plugins take IDs {USER_REGISTERED_START}-255"
-            )),
-            None => Err(format!(
-                "{kind} ID {id} ({name}) is in Blosc2's global range 32-159 but Blosc2 assigns it to nothing; user plugins take IDs {USER_REGISTERED_START}-255"
-            )),
+        return match blosc2 {
+            Some(blosc2) if blosc2 == name => Ok(()),
+            Some(blosc2) => refuse(PluginIdProblem::Blosc2Assigns(blosc2)),
+            None => refuse(PluginIdProblem::Unassigned),
         };
     }
     Ok(())
@@ -195,21 +181,21 @@ impl Registry {
     }
 
     /// The process-wide registry, created with the built-ins on first use.
-    pub fn global() -> &'static Registry {
-        static GLOBAL: OnceLock<Registry> = OnceLock::new();
-        GLOBAL.get_or_init(Registry::with_builtins)
+    #[must_use]
+    pub fn global() -> Arc<Registry> {
+        static GLOBAL: OnceLock<Arc<Registry>> = OnceLock::new();
+        Arc::clone(GLOBAL.get_or_init(|| Arc::new(Registry::with_builtins())))
     }
 
     /// Registers a codec under its ID, replacing nothing. The codec's calls are guarded: a
     /// panic becomes [`Error::PluginPanic`].
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] if a codec already holds that ID or name, or the ID / name break
+    /// [`Error::PluginId`] if a codec already holds that ID or name, or the ID / name break
     /// the Blosc2 ranges ([`check_plugin_id`]).
     pub fn register_codec(&self, codec: Arc<dyn Codec>) -> Result<()> {
-        check_plugin_id(PluginKind::Codec, codec.id(), codec.name())
-            .map_err(Error::InvalidParam)?;
-        let id = codec.id();
+        check_plugin_id(PluginKind::Codec, codec.id().0, codec.name())?;
+        let id = codec.id().0;
         self.insert_codec(Arc::new(Guarded { inner: codec, id }), Origin::InProcess)
     }
 
@@ -217,18 +203,17 @@ impl Registry {
     /// panic becomes [`Error::PluginPanic`].
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] if a filter already holds that ID or name, or the ID / name
+    /// [`Error::PluginId`] if a filter already holds that ID or name, or the ID / name
     /// break the Blosc2 ranges ([`check_plugin_id`]).
     pub fn register_filter(&self, filter: Arc<dyn Filter>) -> Result<()> {
-        check_plugin_id(PluginKind::Filter, filter.id(), filter.name())
-            .map_err(Error::InvalidParam)?;
-        let id = filter.id();
+        check_plugin_id(PluginKind::Filter, filter.id().0, filter.name())?;
+        let id = filter.id().0;
         self.insert_filter(Arc::new(Guarded { inner: filter, id }), Origin::InProcess)
     }
 
     /// Puts `codec` in its slot, unchecked but for a taken ID or name.
     fn insert_codec(&self, codec: Arc<dyn Codec>, origin: Origin) -> Result<()> {
-        let (id, name) = (codec.id(), codec.name().to_owned());
+        let (id, name) = (codec.id().0, codec.name().to_owned());
         insert(
             &self.codecs,
             PluginKind::Codec,
@@ -242,10 +227,15 @@ impl Registry {
 
     /// Puts `filter` in its slot, unchecked but for ID 0 and a taken ID or name.
     fn insert_filter(&self, filter: Arc<dyn Filter>, origin: Origin) -> Result<()> {
-        if filter.id() == 0 {
-            return Err(Error::InvalidParam("filter ID 0 means no filter".into()));
+        if filter.id() == FilterId::NOFILTER {
+            return Err(Error::PluginId {
+                kind: "filter",
+                id: 0,
+                name: filter.name().to_owned(),
+                problem: PluginIdProblem::NoFilter,
+            });
         }
-        let (id, name) = (filter.id(), filter.name().to_owned());
+        let (id, name) = (filter.id().0, filter.name().to_owned());
         insert(
             &self.filters,
             PluginKind::Filter,
@@ -263,7 +253,8 @@ impl Registry {
     /// # Errors
     /// [`Error::UnknownCodec`] for an unknown built-in ID (0–31); [`Error::CodecNotFound`],
     /// naming every directory searched, when no plugin provides it.
-    pub fn codec(&self, id: u8) -> Result<Arc<dyn Codec>> {
+    pub fn codec(&self, id: CodecId) -> Result<Arc<dyn Codec>> {
+        let CodecId(id) = id;
         if let Some(c) = self.registered_codec(id) {
             return Ok(c);
         }
@@ -280,7 +271,8 @@ impl Registry {
     /// # Errors
     /// [`Error::UnknownFilter`] for an unknown built-in ID (0–31); [`Error::FilterNotFound`],
     /// naming every directory searched, when no plugin provides it.
-    pub fn filter(&self, id: u8) -> Result<Arc<dyn Filter>> {
+    pub fn filter(&self, id: FilterId) -> Result<Arc<dyn Filter>> {
+        let FilterId(id) = id;
         if let Some(f) = self.registered_filter(id) {
             return Ok(f);
         }
@@ -325,7 +317,7 @@ impl Registry {
     /// search path when nothing registered has that name.
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] if no codec has that name.
+    /// [`Error::NameNotFound`] if no codec has that name.
     pub fn codec_by_name(&self, name: &str) -> Result<Arc<dyn Codec>> {
         if self.id_of(PluginKind::Codec, name).is_none() {
             self.loader
@@ -333,14 +325,18 @@ impl Registry {
         }
         self.id_of(PluginKind::Codec, name)
             .and_then(|id| self.registered_codec(id))
-            .ok_or_else(|| Error::InvalidParam(format!("no codec named {name:?}")))
+            .ok_or_else(|| Error::NameNotFound {
+                what: "codec",
+                name: name.to_owned(),
+                searched: String::new(),
+            })
     }
 
     /// The filter registered under `name` (as Blosc2 spells it), looked for in the plugin
     /// search path when nothing registered has that name.
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] if no filter has that name.
+    /// [`Error::NameNotFound`] if no filter has that name.
     pub fn filter_by_name(&self, name: &str) -> Result<Arc<dyn Filter>> {
         if self.id_of(PluginKind::Filter, name).is_none() {
             self.loader
@@ -348,19 +344,55 @@ impl Registry {
         }
         self.id_of(PluginKind::Filter, name)
             .and_then(|id| self.registered_filter(id))
-            .ok_or_else(|| Error::InvalidParam(format!("no filter named {name:?}")))
+            .ok_or_else(|| Error::NameNotFound {
+                what: "filter",
+                name: name.to_owned(),
+                searched: String::new(),
+            })
+    }
+
+    /// The codec that `s` names or numbers: a number 0–255 or a name (`zstd`, `zfp_acc`, a
+    /// plugin's), loading a plugin from the search path when nothing registered answers.
+    ///
+    /// # Errors
+    /// As [`Registry::codec`] for a number, as [`Registry::codec_by_name`] for a name.
+    pub fn parse_codec(&self, s: &str) -> Result<Arc<dyn Codec>> {
+        match s.parse::<u8>() {
+            Ok(id) => self.codec(CodecId(id)),
+            Err(_) => self.codec_by_name(s),
+        }
+    }
+
+    /// The filter ID that `s` names or numbers: `nofilter` (or `noshuffle`, `0`) for an empty
+    /// slot, a number 1–255 or a name (`shuffle`, a plugin's), checked to be registered or
+    /// loadable from the search path.
+    ///
+    /// # Errors
+    /// As [`Registry::filter`] for a number, as [`Registry::filter_by_name`] for a name.
+    pub fn parse_filter(&self, s: &str) -> Result<FilterId> {
+        if let Ok(id) = s.parse::<u8>() {
+            let id = FilterId(id);
+            if id != FilterId::NOFILTER {
+                self.filter(id)?;
+            }
+            return Ok(id);
+        }
+        if FilterId::from_name(s) == Some(FilterId::NOFILTER) {
+            return Ok(FilterId::NOFILTER);
+        }
+        self.filter_by_name(s).map(|f| f.id())
     }
 
     /// IDs of the registered codecs, ascending (nothing is loaded).
     #[must_use]
-    pub fn codec_ids(&self) -> Vec<u8> {
-        ids(&self.codecs)
+    pub fn codec_ids(&self) -> Vec<CodecId> {
+        ids(&self.codecs).into_iter().map(CodecId).collect()
     }
 
     /// IDs of the registered filters, ascending (nothing is loaded).
     #[must_use]
-    pub fn filter_ids(&self) -> Vec<u8> {
-        ids(&self.filters)
+    pub fn filter_ids(&self) -> Vec<FilterId> {
+        ids(&self.filters).into_iter().map(FilterId).collect()
     }
 
     /// Every registered codec, then every registered filter, by ascending ID, with where
@@ -420,11 +452,15 @@ fn insert<T: ?Sized>(
 ) -> Result<()> {
     let mut table = t.write().unwrap_or_else(PoisonError::into_inner);
     if let Some(old) = &table[usize::from(id)] {
-        return Err(Error::InvalidParam(format!(
-            "{kind} ID {id} is already taken by {} ({})",
-            name_of(&old.item),
-            old.origin
-        )));
+        return Err(Error::PluginId {
+            kind: kind.name(),
+            id,
+            name: name.to_owned(),
+            problem: PluginIdProblem::IdTaken {
+                by: name_of(&old.item).to_owned(),
+                origin: old.origin.to_string(),
+            },
+        });
     }
     // Names stay unique, so that a lookup by name is unambiguous.
     if let Some((other, old)) = table.iter().enumerate().find_map(|(i, s)| {
@@ -432,10 +468,15 @@ fn insert<T: ?Sized>(
             .filter(|s| name_of(&s.item) == name)
             .map(|s| (i, s))
     }) {
-        return Err(Error::InvalidParam(format!(
-            "{kind} name {name} is already taken by ID {other} ({})",
-            old.origin
-        )));
+        return Err(Error::PluginId {
+            kind: kind.name(),
+            id,
+            name: name.to_owned(),
+            problem: PluginIdProblem::NameTaken {
+                id: other as u8,
+                origin: old.origin.to_string(),
+            },
+        });
     }
     table[usize::from(id)] = Some(Slot { item, origin });
     Ok(())
@@ -455,11 +496,14 @@ impl<T: ?Sized> Guarded<T> {
 }
 
 impl Codec for Guarded<dyn Codec> {
-    fn id(&self) -> u8 {
-        self.id
+    fn id(&self) -> CodecId {
+        CodecId(self.id)
     }
     fn name(&self) -> &str {
         self.inner.name()
+    }
+    fn capabilities(&self) -> crate::codecs::Capabilities {
+        self.inner.capabilities()
     }
     fn format_code(&self) -> u8 {
         self.inner.format_code()
@@ -467,10 +511,10 @@ impl Codec for Guarded<dyn Codec> {
     fn version(&self) -> u8 {
         self.inner.version()
     }
-    fn compress(&self, src: &[u8], dst: &mut [u8], ctx: &CodecCtx<'_>) -> Result<usize> {
+    fn compress(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<usize> {
         self.run(|c| c.compress(src, dst, ctx))
     }
-    fn decompress(&self, src: &[u8], dst: &mut [u8], ctx: &CodecCtx<'_>) -> Result<usize> {
+    fn decompress(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<usize> {
         self.run(|c| c.decompress(src, dst, ctx))
     }
     fn decompress_items(
@@ -478,23 +522,23 @@ impl Codec for Guarded<dyn Codec> {
         src: &[u8],
         dst: &mut [u8],
         start: usize,
-        ctx: &CodecCtx<'_>,
+        ctx: &BlockContext<'_>,
     ) -> Result<Option<usize>> {
         self.run(|c| c.decompress_items(src, dst, start, ctx))
     }
 }
 
 impl Filter for Guarded<dyn Filter> {
-    fn id(&self) -> u8 {
-        self.id
+    fn id(&self) -> FilterId {
+        FilterId(self.id)
     }
     fn name(&self) -> &str {
         self.inner.name()
     }
-    fn forward(&self, src: &[u8], dst: &mut [u8], ctx: &FilterCtx<'_>) -> Result<()> {
+    fn forward(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<()> {
         self.run(|f| f.forward(src, dst, ctx))
     }
-    fn backward(&self, src: &[u8], dst: &mut [u8], ctx: &FilterCtx<'_>) -> Result<()> {
+    fn backward(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<()> {
         self.run(|f| f.backward(src, dst, ctx))
     }
 }

@@ -271,14 +271,14 @@ mod tests {
     #[test]
     fn lowest_index_error_wins() {
         let body = |c: &Claims<'_>| {
-            c.fail(7, Error::InvalidParam("seven".into()));
-            c.fail(3, Error::InvalidParam("three".into()));
-            c.fail(5, Error::InvalidParam("five".into()));
+            c.fail(7, Error::index("task", 7, 10));
+            c.fail(3, Error::index("task", 3, 10));
+            c.fail(5, Error::index("task", 5, 10));
         };
         let out = run_scoped(10, &body, |_| {});
         let (i, e) = out.error.unwrap();
         assert_eq!(i, 3);
-        assert_eq!(e, Error::InvalidParam("three".into()));
+        assert_eq!(e, Error::index("task", 3, 10));
     }
 
     #[test]

@@ -9,10 +9,12 @@
 //!   process-wide runtime that contexts, arrays and the daemon share; [`Runtime::new`] makes a
 //!   separate one to pass around (`Arc<Runtime>`).
 //! * [`topology`]: cores, L1d/L2/L3 sizes (sysfs, CPUID, defaults; `STRATA_L1D`, `STRATA_L2`,
-//!   `STRATA_L3`), and [`SystemInfo`] (what `strata system` prints).
+//!   `STRATA_L3`).
 //! * [`sizing`]: the chunk size from L3 and the block size from L2.
 //! * [`parse_size`]: sizes in bytes as people write them (`48K`, `8M`), for the environment,
 //!   sysfs and the command line.
+//! * [`SystemInfo`]: the summary of a runtime and its machine (what `strata system` prints);
+//!   it uses the runtime, the topology and the sizing rules, none of which uses it.
 //! * [`MIN_PARALLEL_BYTES`] and [`parallel_nthreads`]: when a job is too small to share.
 //!
 //! Environment, read when a runtime is created: `STRATA_NTHREADS`, else `BLOSC_NTHREADS` (the
@@ -52,35 +54,20 @@ mod size;
 pub mod sizing;
 #[allow(unsafe_code)]
 mod sys;
+mod system;
 pub mod topology;
 
 pub use config::{RuntimeConfig, DEFAULT_SPIN};
 pub use runtime::Runtime;
 pub use size::{parse_size, SizeError};
-pub use topology::SystemInfo;
+pub use system::SystemInfo;
 
 /// Bytes of work below which a job runs on the caller's thread alone; above it, each thread
 /// gets at least `MIN_PARALLEL_BYTES / 2` (see [`parallel_nthreads`]).
 ///
-/// Measured (tests/scheduler.rs `handoff_cost`, release, best of 7 trials, on the project's
-/// 2-vCPU x86-64 VM while other builds were loading it, so gains are below what two free
-/// cores give): an empty 2-task job costs 18 ns inline, 0.4–0.85 µs on 2 threads when the
-/// workers are awake (back-to-back jobs), 8–12 µs when they sleep (the caller wakes one:
-/// futex syscall plus the wake-up). Real work split in 2 halves, 1 thread vs 2 (speed-up):
-///
-/// | bytes | LZ4 compress, awake | asleep | LZ4 decompress, awake | asleep |
-/// |---|---|---|---|---|
-/// | 16 KiB | 1.35–1.50 | 0.79–1.21 | 0.81–1.12 | 0.40–0.47 |
-/// | 32 KiB | 1.23–1.51 | 0.99–1.42 | 0.74–1.52 | 0.51–0.61 |
-/// | 64 KiB | 1.59–1.60 | 1.13–1.29 | 1.30–1.99 | 0.61–0.95 |
-/// | 128 KiB | 1.25–1.57 | 1.40–1.59 | 1.21–1.37 | 0.71–0.74 |
-/// | 1 MiB | 1.39–1.40 | 1.86–2.16 | 1.55–1.70 | 1.48–2.13 |
-///
-/// 64 KiB is where splitting pays on both sides while the workers are awake, which is the
-/// case that matters for throughput (a pipeline handing out chunk after chunk); a one-off
-/// decompression of 64 KiB–256 KiB on a sleeping pool can lose about 10–20 µs. To
-/// re-measure on a quiet machine:
-/// `cargo test --release --test scheduler -- --ignored --nocapture handoff_cost`.
+/// 64 KiB is where handing half of a job to a woken worker pays both ways, compressing and
+/// decompressing, while the workers are awake (a pipeline handing out chunk after chunk); the
+/// measurements and the command that repeats them are in `docs/measurements.md`.
 pub const MIN_PARALLEL_BYTES: usize = 64 * 1024;
 
 /// How many threads (caller included) a job processing `nbytes` bytes should use, given a cap

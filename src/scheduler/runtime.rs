@@ -6,7 +6,7 @@ use super::config::{self, RuntimeConfig, DEFAULT_SPIN};
 use super::job::{self, Body, Claims, JobState};
 use super::sys::LeakedSlot;
 use super::topology::{Cores, Topology};
-use crate::error::{Error, Result};
+use crate::error::{Error, Expected, Result};
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crossbeam_utils::Backoff;
 use std::cell::RefCell;
@@ -18,6 +18,9 @@ use std::time::{Duration, Instant};
 
 /// A ticket lets one worker join a job.
 type Ticket = Arc<JobState>;
+
+/// A task handed to the pool by [`Runtime::spawn`]: run once, by one worker, to its end.
+type Detached = Box<dyn FnOnce() + Send + 'static>;
 
 /// Distinguishes runtimes, so that a worker knows whether a job is its own runtime's.
 static NEXT_RUNTIME_ID: AtomicUsize = AtomicUsize::new(1);
@@ -41,6 +44,8 @@ struct Shared {
     injector: Injector<Ticket>,
     /// The other end of each worker's deque (tickets of jobs started on a worker).
     stealers: Vec<Stealer<Ticket>>,
+    /// Tasks from [`Runtime::spawn`]; a worker starts one only when no job needs help.
+    detached: Injector<Detached>,
     shutdown: AtomicBool,
     /// Bumped after each publication, so a worker about to sleep sees it missed one.
     epoch: AtomicUsize,
@@ -94,6 +99,13 @@ impl Shared {
                 backoff.reset();
                 continue;
             }
+            if let Some(task) = steal_from(|| self.detached.steal()) {
+                // A panic ends the task, not the worker.
+                let _ = panic::catch_unwind(panic::AssertUnwindSafe(task));
+                idle_since = None;
+                backoff.reset();
+                continue;
+            }
             let since = *idle_since.get_or_insert_with(Instant::now);
             if since.elapsed() < self.spin {
                 backoff.snooze();
@@ -121,7 +133,7 @@ impl Shared {
 }
 
 /// Retries a steal until it succeeds or finds the queue empty.
-fn steal_from(mut steal: impl FnMut() -> Steal<Ticket>) -> Option<Ticket> {
+fn steal_from<T>(mut steal: impl FnMut() -> Steal<T>) -> Option<T> {
     loop {
         match steal() {
             Steal::Success(t) => return Some(t),
@@ -208,6 +220,7 @@ impl Runtime {
             id: NEXT_RUNTIME_ID.fetch_add(1, Ordering::Relaxed),
             injector: Injector::new(),
             stealers: deques.iter().map(Worker::stealer).collect(),
+            detached: Injector::new(),
             shutdown: AtomicBool::new(false),
             epoch: AtomicUsize::new(0),
             sleepers: AtomicUsize::new(0),
@@ -286,12 +299,14 @@ impl Runtime {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidParam`] if this process already has its global runtime (configure it
+    /// [`Error::Unsupported`] if this process already has its global runtime (configure it
     /// before the first [`Runtime::global`]).
     pub fn configure_global(config: RuntimeConfig) -> Result<Arc<Runtime>> {
         let pid = std::process::id();
         let current = GLOBAL.get();
-        let exists = || Error::InvalidParam("the global runtime already exists".into());
+        let exists = || Error::Unsupported {
+            what: "the global runtime already exists: configure it before its first use",
+        };
         if current.is_some_and(|s| s.pid == pid) {
             return Err(exists());
         }
@@ -433,7 +448,7 @@ impl Runtime {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidParam`] if `chunk_len` is 0 and `data` is not empty; else the error of
+    /// [`Error::OutOfRange`] if `chunk_len` is 0 and `data` is not empty; else the error of
     /// the lowest-index failing task.
     ///
     /// # Panics
@@ -458,7 +473,7 @@ impl Runtime {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidParam`] if `chunk_len` is 0 and `data` is not empty; else the error of
+    /// [`Error::OutOfRange`] if `chunk_len` is 0 and `data` is not empty; else the error of
     /// the lowest-index failing task.
     ///
     /// # Panics
@@ -481,7 +496,7 @@ impl Runtime {
             return Ok(());
         }
         if chunk_len == 0 {
-            return Err(Error::InvalidParam("chunk_len must be positive".into()));
+            return Err(Error::range("chunk_len", 0, Expected::AtLeast(1)));
         }
         let n = data.len().div_ceil(chunk_len);
         if self.job_threads(n, nthreads) <= 1 || !self.workers_here() {
@@ -503,7 +518,9 @@ impl Runtime {
                 .take();
             match chunk {
                 Some(chunk) => f(state, i, chunk),
-                None => Err(Error::InvalidIndex(format!("chunk {i} handed out twice"))),
+                None => Err(Error::Internal {
+                    what: "the runtime handed a chunk out twice",
+                }),
             }
         })
     }
@@ -523,20 +540,59 @@ impl Runtime {
         R: Send,
         F: Fn(usize) -> Result<R> + Sync,
     {
-        let mut out: Vec<Option<R>> = Vec::new();
-        out.try_reserve_exact(n_tasks)
-            .map_err(|_| Error::MemoryAlloc(n_tasks))?;
+        let mut out: Vec<Option<R>> = crate::alloc::with_capacity(n_tasks)?;
         out.resize_with(n_tasks, || None);
         self.for_each_chunk_mut(&mut out, 1, nthreads, |i, slot| {
             slot[0] = Some(f(i)?);
             Ok(())
         })?;
         out.into_iter()
-            .enumerate()
-            .map(|(i, r)| {
-                r.ok_or_else(|| Error::InvalidIndex(format!("task {i} produced nothing")))
+            .map(|r| {
+                r.ok_or(Error::Internal {
+                    what: "a task of the runtime produced nothing",
+                })
             })
             .collect()
+    }
+
+    /// Hands `task` to the pool and returns at once: one worker runs it to its end, on its
+    /// own core, when no job needs that worker's help (jobs come first, so work already
+    /// started finishes before new work begins). Jobs the task starts are nested jobs: the
+    /// other workers help with them, and no thread is added. This is how a server keeps every
+    /// computation on the pool, whatever the number of its clients: the threads that receive
+    /// requests spawn the work and wait for its answer (e.g. on a channel).
+    ///
+    /// Tasks start in no guaranteed order. A task that panics ends there; the worker goes on.
+    /// Tasks still queued when the runtime is dropped are dropped without running. A runtime
+    /// without workers in this process ([`Runtime::workers`] 0, or a forked child) runs the
+    /// task on the calling thread before returning.
+    ///
+    /// ```
+    /// use strata::scheduler::{Runtime, RuntimeConfig};
+    /// let rt = std::sync::Arc::new(Runtime::new(RuntimeConfig::default().with_workers(2)));
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// let pool = rt.clone();
+    /// rt.spawn(move || {
+    ///     let mut v = vec![1u64; 1 << 16];
+    ///     pool.for_each_chunk_mut(&mut v, 1024, 0, |i, c| {
+    ///         c.iter_mut().for_each(|x| *x += i as u64);
+    ///         Ok(())
+    ///     })
+    ///     .unwrap();
+    ///     tx.send(v.iter().sum::<u64>()).unwrap();
+    /// });
+    /// assert_eq!(rx.recv().unwrap(), (1 << 16) + 1024 * (63 * 64 / 2));
+    /// ```
+    pub fn spawn<F>(&self, task: F)
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        if !self.workers_here() {
+            let _ = panic::catch_unwind(panic::AssertUnwindSafe(task));
+            return;
+        }
+        self.shared.detached.push(Box::new(task));
+        self.shared.notify(1);
     }
 
     /// Whether this runtime's workers exist in this process (false in a forked child).
@@ -550,11 +606,7 @@ impl Runtime {
     /// shares a core with one of them, and counting it among `threads` would leave another core
     /// idle (the OS cannot move a pinned worker). An outside caller on a pinned runtime
     /// therefore invites `threads` workers (at most all of them) and helps on top; it adds no
-    /// thread, only work for one that exists. Measured on the 2-core VM (ETOPO5, 8 MiB chunks,
-    /// `strata bench data/etopo5_rose.npy --codec lz4 --codec zstd --clevel 5 --filter shuffle
-    /// --chunk-bytes 8388608 --nthreads 1 --nthreads 2`, 3 runs each), compression on 2
-    /// threads over 1: lz4 1.24–1.32× and zstd 1.62–1.65× counting the caller, 1.82–1.85× and
-    /// 1.87–1.92× inviting both workers; decompression 1.9× either way.
+    /// thread, only work for one that exists (the gain is measured in `docs/measurements.md`).
     fn run_job(&self, n: usize, threads: usize, body: &Body<'_>) -> Result<()> {
         let inside = LOCAL.with(|l| {
             l.borrow()

@@ -1,6 +1,6 @@
 //! Sizes in bytes as people write them (`4096`, `48K`, `8M`, `1 GiB`), in one grammar for
 //! every place Strata reads one: the `STRATA_L1D` / `STRATA_L2` / `STRATA_L3` overrides, the
-//! cache sizes of Linux sysfs, and the `strata` command's size arguments (`--chunk-bytes 8M`).
+//! cache sizes of Linux sysfs, and the `strata` command's size arguments (`--chunksize 8M`).
 #![forbid(unsafe_code)]
 
 /// Why a text is not a size.

@@ -1,24 +1,11 @@
 //! Sizing rules: chunk size from L3, block size from L2.
 //!
-//! These are the sizes Strata derives when the caller gives no chunkshape or blockshape
-//! (see DESIGN "How a write flows"). The measurement behind them, on the project's 2-core
-//! x86-64 VM (L2 2 MiB, L3 480 MiB reported), ETOPO5 float32, shuffle, clevel 5, 2 threads
-//! (`strata bench data/etopo5_rose.npy --codec lz4 --codec zstd --clevel 5 --filter shuffle
-//! --chunk-bytes 8388608 --nthreads 2 --blocksize 32768 --blocksize 131072 --blocksize 524288
-//! --blocksize 2097152 --runs 3`; GB/s compress / decompress, cratio):
+//! These are the sizes Strata derives when the caller gives no chunkshape or blockshape (for
+//! N-d arrays through `ndarray::partition`). Blocks of `L2 / 4` compressed and decompressed
+//! fastest with LZ4 and Zstd on the project's machine, and chunks beyond a few MiB changed
+//! nothing; the measurements and their command are in `docs/measurements.md`.
 //!
-//! | block | lz4 | zstd |
-//! |---|---|---|
-//! | 32 KiB | 2.13 / 6.59, 2.47 | 0.150 / 2.24, 3.62 |
-//! | 128 KiB | 2.07 / 6.86, 2.60 | 0.221 / 3.07, 3.88 |
-//! | 512 KiB (L2/4) | **2.40 / 7.78**, 2.64 | 0.182 / **3.51**, 4.01 |
-//! | 2 MiB (L2) | 1.96 / 6.45, 2.66 | 0.210 / 3.51, 4.09 |
-//!
-//! and with 512 KiB blocks, lz4 compression at chunk sizes 1 / 4 / 16 MiB: 1.77 / 2.28 /
-//! 2.31 GB/s (a chunk needs several blocks per thread; beyond a few MiB nothing changes).
-//! Slice latency (small reads favour smaller blocks) is still to be measured with N-d arrays.
-//!
-//! * **Chunk** ([`recommended_chunk_bytes`]): `L3 / 2`, clamped to
+//! * **Chunk** ([`recommended_chunksize`]): `L3 / 2`, clamped to
 //!   [[`MIN_CHUNK_BYTES`], [`MAX_CHUNK_BYTES`]] and rounded down to a multiple of 1 MiB.
 //!   While all threads work on the blocks of one chunk, the chunk and its compressed copy
 //!   (at most about the same size) should both stay in the shared last-level cache, hence half
@@ -26,7 +13,7 @@
 //!   one job hand-off) small next to the data and leaves several blocks to share among
 //!   threads; at most 64 MiB bounds the memory and latency of a one-chunk read or write on
 //!   parts with very large L3 (some servers and virtual machines report hundreds of MiB).
-//! * **Block** ([`recommended_block_bytes`]): `L2 / 4`, clamped to
+//! * **Block** ([`recommended_blocksize`]): `L2 / 4`, clamped to
 //!   [[`MIN_BLOCK_BYTES`], [`MAX_BLOCK_BYTES`]] and rounded down to a multiple of `typesize`.
 //!   One thread works on a block at a time with about four block-sized buffers live (the
 //!   source, the filter scratch, the codec output, the codec's tables and history), which
@@ -37,9 +24,9 @@
 //! ```
 //! use strata::scheduler::{sizing, topology::Topology};
 //! let t = Topology::from_sizes(32 << 10, 1 << 20, 8 << 20);
-//! assert_eq!(sizing::recommended_chunk_bytes(&t), 4 << 20);
-//! assert_eq!(sizing::recommended_block_bytes(&t, 4), 256 << 10);
-//! assert_eq!(sizing::recommended_block_bytes(&t, 12), 262_140);
+//! assert_eq!(sizing::recommended_chunksize(&t), 4 << 20);
+//! assert_eq!(sizing::recommended_blocksize(&t, 4), 256 << 10);
+//! assert_eq!(sizing::recommended_blocksize(&t, 12), 262_140);
 //! ```
 #![forbid(unsafe_code)]
 
@@ -57,7 +44,7 @@ pub const MAX_BLOCK_BYTES: usize = 2 << 20;
 /// The chunk size, in bytes (uncompressed), for a machine with this topology:
 /// `L3 / 2` clamped to [1 MiB, 64 MiB], rounded down to a multiple of 1 MiB.
 #[must_use]
-pub fn recommended_chunk_bytes(topology: &Topology) -> usize {
+pub fn recommended_chunksize(topology: &Topology) -> usize {
     let bytes = (topology.l3.bytes / 2).clamp(MIN_CHUNK_BYTES, MAX_CHUNK_BYTES);
     bytes / MIN_CHUNK_BYTES * MIN_CHUNK_BYTES
 }
@@ -66,7 +53,7 @@ pub fn recommended_chunk_bytes(topology: &Topology) -> usize {
 /// this topology: `L2 / 4` clamped to [16 KiB, 2 MiB], rounded down to a multiple of
 /// `typesize` (never below one item; a `typesize` of 0 counts as 1).
 #[must_use]
-pub fn recommended_block_bytes(topology: &Topology, typesize: usize) -> usize {
+pub fn recommended_blocksize(topology: &Topology, typesize: usize) -> usize {
     let typesize = typesize.max(1);
     let bytes = (topology.l2.bytes / 4).clamp(MIN_BLOCK_BYTES, MAX_BLOCK_BYTES);
     (bytes / typesize * typesize).max(typesize)
@@ -82,50 +69,44 @@ mod tests {
 
     #[test]
     fn chunk_rule() {
-        assert_eq!(recommended_chunk_bytes(&topo(1 << 20, 8 << 20)), 4 << 20);
-        assert_eq!(recommended_chunk_bytes(&topo(1 << 20, 30 << 20)), 15 << 20);
-        assert_eq!(recommended_chunk_bytes(&topo(1 << 20, 25 << 19)), 6 << 20); // 12.5 MiB L3
+        assert_eq!(recommended_chunksize(&topo(1 << 20, 8 << 20)), 4 << 20);
+        assert_eq!(recommended_chunksize(&topo(1 << 20, 30 << 20)), 15 << 20);
+        assert_eq!(recommended_chunksize(&topo(1 << 20, 25 << 19)), 6 << 20); // 12.5 MiB L3
         assert_eq!(
-            recommended_chunk_bytes(&topo(1 << 20, 512 << 10)),
+            recommended_chunksize(&topo(1 << 20, 512 << 10)),
             MIN_CHUNK_BYTES
         );
         assert_eq!(
-            recommended_chunk_bytes(&topo(1 << 20, 480 << 20)),
+            recommended_chunksize(&topo(1 << 20, 480 << 20)),
             MAX_CHUNK_BYTES
         );
     }
 
     #[test]
     fn block_rule() {
+        assert_eq!(recommended_blocksize(&topo(2 << 20, 8 << 20), 8), 512 << 10);
         assert_eq!(
-            recommended_block_bytes(&topo(2 << 20, 8 << 20), 8),
-            512 << 10
-        );
-        assert_eq!(
-            recommended_block_bytes(&topo(256 << 10, 8 << 20), 1),
+            recommended_blocksize(&topo(256 << 10, 8 << 20), 1),
             64 << 10
         );
         assert_eq!(
-            recommended_block_bytes(&topo(32 << 10, 8 << 20), 1),
+            recommended_blocksize(&topo(32 << 10, 8 << 20), 1),
             MIN_BLOCK_BYTES
         );
         assert_eq!(
-            recommended_block_bytes(&topo(64 << 20, 8 << 20), 1),
+            recommended_blocksize(&topo(64 << 20, 8 << 20), 1),
             MAX_BLOCK_BYTES
         );
-        assert_eq!(recommended_block_bytes(&topo(1 << 20, 8 << 20), 3), 262_143);
-        assert_eq!(
-            recommended_block_bytes(&topo(1 << 20, 8 << 20), 0),
-            256 << 10
-        );
+        assert_eq!(recommended_blocksize(&topo(1 << 20, 8 << 20), 3), 262_143);
+        assert_eq!(recommended_blocksize(&topo(1 << 20, 8 << 20), 0), 256 << 10);
         // An item larger than the clamp still gets one whole item.
         assert_eq!(
-            recommended_block_bytes(&topo(1 << 20, 8 << 20), 3 << 20),
+            recommended_blocksize(&topo(1 << 20, 8 << 20), 3 << 20),
             3 << 20
         );
         for typesize in 1..=64 {
             assert_eq!(
-                recommended_block_bytes(&topo(1 << 20, 8 << 20), typesize) % typesize,
+                recommended_blocksize(&topo(1 << 20, 8 << 20), typesize) % typesize,
                 0
             );
         }

@@ -1,5 +1,4 @@
-//! What the machine offers: cores (logical and physical), cache sizes (L1d, L2, L3) and the SIMD
-//! level, plus [`SystemInfo`], the summary `strata system` prints.
+//! What the machine offers: cores (logical and physical) and cache sizes (L1d, L2, L3).
 //!
 //! Cache sizes come, per level, from the first source that knows them:
 //! 1. Linux sysfs, `/sys/devices/system/cpu/cpu0/cache/index*/{level,type,size}` (data or
@@ -27,9 +26,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
-use super::runtime::Runtime;
 use super::size::parse_size;
-use super::sizing;
 use std::collections::HashSet;
 use std::fmt;
 use std::fs;
@@ -359,114 +356,6 @@ fn group_physical(cpus: &[usize], sys_cpu: &Path) -> Option<Vec<usize>> {
     Some(firsts)
 }
 
-/// A summary of the machine and of a runtime, for `strata system` and bug reports.
-///
-/// Its `Display` prints one `name: value` line per field.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SystemInfo {
-    /// Logical CPUs this process may run on.
-    pub logical_cores: usize,
-    /// Physical cores among them.
-    pub physical_cores: usize,
-    /// Worker threads of the runtime.
-    pub workers: usize,
-    /// Whether every worker is pinned to its core.
-    pub pinned: bool,
-    /// The runtime's default `nthreads` (caller included).
-    pub nthreads: usize,
-    /// Cache sizes and where they came from.
-    pub topology: Topology,
-    /// [`sizing::recommended_chunk_bytes`] for this topology, in bytes.
-    pub chunk_bytes: usize,
-    /// [`sizing::recommended_block_bytes`] for this topology and typesize 8, in bytes.
-    pub block_bytes: usize,
-}
-
-impl SystemInfo {
-    /// The summary for `runtime`.
-    #[must_use]
-    pub fn of(runtime: &Runtime) -> SystemInfo {
-        let topology = *runtime.topology();
-        SystemInfo {
-            logical_cores: runtime.cores().logical,
-            physical_cores: runtime.cores().physical,
-            workers: runtime.workers(),
-            pinned: runtime.pinned(),
-            nthreads: runtime.nthreads(),
-            topology,
-            chunk_bytes: sizing::recommended_chunk_bytes(&topology),
-            block_bytes: sizing::recommended_block_bytes(&topology, 8),
-        }
-    }
-
-    /// The summary for the process-wide runtime ([`Runtime::global`], created if needed).
-    #[must_use]
-    pub fn detect() -> SystemInfo {
-        SystemInfo::of(&Runtime::global())
-    }
-}
-
-/// `bytes` in the largest binary unit that divides it (e.g. `48 KiB`, `2 MiB`, `1000 B`).
-pub(crate) fn human_bytes(bytes: usize) -> String {
-    const UNITS: [(&str, usize); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
-    for (unit, size) in UNITS {
-        if bytes >= size && bytes.is_multiple_of(size) {
-            return format!("{} {unit}", bytes / size);
-        }
-    }
-    format!("{bytes} B")
-}
-
-impl fmt::Display for SystemInfo {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let t = &self.topology;
-        writeln!(
-            f,
-            "cores:       {} logical, {} physical",
-            self.logical_cores, self.physical_cores
-        )?;
-        writeln!(
-            f,
-            "workers:     {} ({})",
-            self.workers,
-            if self.pinned { "pinned" } else { "not pinned" }
-        )?;
-        writeln!(
-            f,
-            "nthreads:    {} (default, caller included)",
-            self.nthreads
-        )?;
-        writeln!(
-            f,
-            "L1d:         {} ({})",
-            human_bytes(t.l1d.bytes),
-            t.l1d.source
-        )?;
-        writeln!(
-            f,
-            "L2:          {} ({})",
-            human_bytes(t.l2.bytes),
-            t.l2.source
-        )?;
-        writeln!(
-            f,
-            "L3:          {} ({})",
-            human_bytes(t.l3.bytes),
-            t.l3.source
-        )?;
-        writeln!(
-            f,
-            "chunk size:  {} (recommended)",
-            human_bytes(self.chunk_bytes)
-        )?;
-        write!(
-            f,
-            "block size:  {} (recommended, typesize 8)",
-            human_bytes(self.block_bytes)
-        )
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -543,15 +432,9 @@ mod tests {
     fn cpuid_reports_an_l1d() {
         // Every x86-64 CPU Strata targets reports its caches through CPUID; a hypervisor may
         // hide them, so only check plausibility when present.
-        if let Some(l1d) = cpuid_caches()[0] {
-            assert!((4 << 10..=1 << 20).contains(&l1d), "{l1d}");
+        match cpuid_caches()[0] {
+            Some(l1d) => assert!((4 << 10..=1 << 20).contains(&l1d), "{l1d}"),
+            None => eprintln!("skipped: CPUID reports no L1d size here (a hypervisor hides it)"),
         }
-    }
-
-    #[test]
-    fn human_sizes() {
-        assert_eq!(human_bytes(48 << 10), "48 KiB");
-        assert_eq!(human_bytes(480 << 20), "480 MiB");
-        assert_eq!(human_bytes(1000), "1000 B");
     }
 }

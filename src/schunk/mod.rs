@@ -7,13 +7,18 @@
 //! are index entries without data bytes. Partial reads ([`SChunk::decompress_range`],
 //! [`SChunk::getitem`]) read only the blocks they need from a file.
 //!
-//! Format: c-blosc2 `blosc/schunk.c`, `blosc/frame.c`; `shared/spec/frames.md`. Writes
+//! This file holds the type, its creation, opening and copies, and its properties; the
+//! methods live by what they do: `write` (append, insert, update, delete, special fills),
+//! `read` (chunks, ranges, blocks, items, iteration) and `meta` (metalayers and
+//! vlmetalayers). [`values`] encodes metalayer values as python-blosc2 does.
+//!
+//! Format: c-blosc2 `blosc/schunk.c`, `blosc/frame.c`; `docs/frame-format.md`. Writes
 //! follow the crash-safe protocol of [`crate::frame`].
 //!
 //! ```
 //! use strata::chunk::CParams;
 //! use strata::schunk::{SChunk, SChunkOptions};
-//! let opts = SChunkOptions { cparams: CParams { typesize: 4, ..CParams::default() }, ..Default::default() };
+//! let opts = SChunkOptions::default().with_cparams(CParams::default().with_typesize(4));
 //! let mut s = SChunk::new(&opts).unwrap();
 //! let data: Vec<u8> = (0..3000u32).flat_map(|i| i.to_le_bytes()).collect();
 //! s.append_buffer(&data[..4000]).unwrap();
@@ -28,21 +33,20 @@
 //! assert_eq!(back.decompress_all().unwrap(), data);
 //! ```
 
+mod meta;
+mod read;
 pub mod values;
+mod write;
 
-use crate::chunk::{
-    compress_chunks, compress_vec, compress_vec_ctx, decompress_chunks, CParams, Context, DParams,
-    SplitMode,
-};
-use crate::error::{Error, IoOp, Result};
-use crate::format::chunk::{ChunkHeader, SpecialType, MAX_BUFFERSIZE};
+pub use meta::vlmeta_cparams;
+
+use crate::chunk::{CParams, Context, DParams, SplitMode};
+use crate::error::{Error, Expected, IoOp, Result};
 use crate::format::frame::{
     check_name, ChunkLoc, FrameHeader, FrameType, Metalayer, Trailer, MAX_METALAYERS,
 };
-use crate::frame::{DirIo, FileIo, Frame, FrameIo, MemIo, NewChunk, OpenMode, SyncPolicy};
-use std::ops::Range;
+use crate::frame::{DirIo, FileIo, Frame, FrameIo, MemIo, OpenMode, SyncPolicy};
 use std::path::{Path, PathBuf};
-use values::Value;
 
 /// Where a new super-chunk is stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,7 +59,8 @@ pub enum Location {
     Dir(PathBuf),
 }
 
-/// How a new super-chunk is made.
+/// How a new super-chunk is made: built with [`SChunkOptions::default`] and the `with_*`
+/// setters.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SChunkOptions {
     /// Compression parameters of the chunks that [`SChunk::append_buffer`] and
@@ -72,6 +77,97 @@ pub struct SChunkOptions {
     pub sync: SyncPolicy,
     /// Replace an existing file or directory.
     pub overwrite: bool,
+    /// The registry and runtime the super-chunk works on.
+    pub context: Context,
+}
+
+impl SChunkOptions {
+    /// These options with the compression parameters `cparams`.
+    #[must_use]
+    pub fn with_cparams(mut self, cparams: CParams) -> SChunkOptions {
+        self.cparams = cparams;
+        self
+    }
+
+    /// These options with the decompression parameters `dparams`.
+    #[must_use]
+    pub fn with_dparams(mut self, dparams: DParams) -> SChunkOptions {
+        self.dparams = dparams;
+        self
+    }
+
+    /// These options with one more metalayer `name` holding `content`.
+    #[must_use]
+    pub fn with_metalayer(mut self, name: &str, content: &[u8]) -> SChunkOptions {
+        self.metalayers.push((name.to_owned(), content.to_vec()));
+        self
+    }
+
+    /// These options cutting data into chunks of `chunksize` bytes (0: the runtime's
+    /// recommendation).
+    #[must_use]
+    pub fn with_chunksize(mut self, chunksize: usize) -> SChunkOptions {
+        self.chunksize = chunksize;
+        self
+    }
+
+    /// These options with the sync policy `sync`.
+    #[must_use]
+    pub fn with_sync(mut self, sync: SyncPolicy) -> SChunkOptions {
+        self.sync = sync;
+        self
+    }
+
+    /// These options replacing (`true`) or refusing to replace an existing file or directory.
+    #[must_use]
+    pub fn with_overwrite(mut self, overwrite: bool) -> SChunkOptions {
+        self.overwrite = overwrite;
+        self
+    }
+
+    /// These options working on `context`.
+    #[must_use]
+    pub fn with_context(mut self, context: Context) -> SChunkOptions {
+        self.context = context;
+        self
+    }
+}
+
+/// How a stored super-chunk or array is opened: the mode, the sync policy of its writes and
+/// the context it works on. Built with [`OpenOptions::new`] and the `with_*` setters.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct OpenOptions {
+    /// Read only, read-write or append.
+    pub mode: OpenMode,
+    /// When writes reach stable storage.
+    pub sync: SyncPolicy,
+    /// The registry and runtime it works on.
+    pub context: Context,
+}
+
+impl OpenOptions {
+    /// Opening in `mode`, syncing on close, on the global context.
+    #[must_use]
+    pub fn new(mode: OpenMode) -> OpenOptions {
+        OpenOptions {
+            mode,
+            ..OpenOptions::default()
+        }
+    }
+
+    /// These options with the sync policy `sync`.
+    #[must_use]
+    pub fn with_sync(mut self, sync: SyncPolicy) -> OpenOptions {
+        self.sync = sync;
+        self
+    }
+
+    /// These options working on `context`.
+    #[must_use]
+    pub fn with_context(mut self, context: Context) -> OpenOptions {
+        self.context = context;
+        self
+    }
 }
 
 /// What the index says about one chunk.
@@ -92,7 +188,6 @@ pub struct SChunk {
     cparams: CParams,
     dparams: DParams,
     chunksize_hint: usize,
-    ctx: Context<'static>,
 }
 
 impl std::fmt::Debug for SChunk {
@@ -112,7 +207,7 @@ fn header_from(
 ) -> Result<FrameHeader> {
     cparams.validate()?;
     let typesize = i32::try_from(cparams.typesize)
-        .map_err(|_| Error::InvalidParam(format!("typesize {}", cparams.typesize)))?;
+        .map_err(|_| Error::range("typesize", cparams.typesize, Expected::at_most(i32::MAX)))?;
     let mut h = FrameHeader::new(typesize);
     h.codec = cparams.codec;
     h.codec_meta = cparams.codec_meta;
@@ -145,24 +240,11 @@ fn cparams_from(h: &FrameHeader) -> CParams {
     }
 }
 
-/// The cparams python-blosc2 compresses vlmetalayers with: Zstd clevel 5, shuffle,
-/// typesize 1.
-#[must_use]
-pub fn vlmeta_cparams() -> CParams {
-    CParams {
-        codec: 5,
-        clevel: 5,
-        typesize: 1,
-        splitmode: SplitMode::Auto,
-        ..CParams::default()
-    }
-}
-
 impl SChunk {
     /// A new, empty super-chunk in memory (a contiguous frame).
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] for bad cparams or metalayers.
+    /// As [`SChunk::create`].
     pub fn new(opts: &SChunkOptions) -> Result<SChunk> {
         Self::create(&Location::Memory, opts)
     }
@@ -172,24 +254,29 @@ impl SChunk {
     /// Format: `frame_from_schunk` (an empty frame: header and trailer).
     ///
     /// # Errors
-    /// [`Error::InvalidParam`] for bad cparams, metalayer names or too many metalayers;
+    /// [`Error::OutOfRange`] for bad cparams ([`CParams::validate`]), metalayer names or too
+    /// many metalayers; [`Error::Duplicate`] for a metalayer given twice;
     /// [`Error::Io`] when the file or directory cannot be made (or exists and `overwrite`
     /// is false).
     pub fn create(location: &Location, opts: &SChunkOptions) -> Result<SChunk> {
-        let ctx = Context::global();
-        let mut header = header_from(&opts.cparams, &opts.dparams, ctx.runtime.nthreads())?;
+        let ctx = opts.context.clone();
+        opts.cparams
+            .validate_for(&ctx.codec_caps(opts.cparams.codec))?;
+        let mut header = header_from(&opts.cparams, &opts.dparams, ctx.runtime().nthreads())?;
         if opts.metalayers.len() > MAX_METALAYERS {
-            return Err(Error::InvalidParam(format!(
-                "{} metalayers (at most {MAX_METALAYERS})",
-                opts.metalayers.len()
-            )));
+            return Err(Error::range(
+                "metalayers",
+                opts.metalayers.len(),
+                Expected::at_most(MAX_METALAYERS),
+            ));
         }
         for (i, (name, content)) in opts.metalayers.iter().enumerate() {
             check_name(name)?;
             if opts.metalayers[..i].iter().any(|(n, _)| n == name) {
-                return Err(Error::InvalidParam(format!(
-                    "metalayer {name:?} given twice"
-                )));
+                return Err(Error::Duplicate {
+                    what: "metalayer",
+                    name: format!("{name:?}"),
+                });
             }
             header.metalayers.push(Metalayer {
                 name: name.clone(),
@@ -206,91 +293,143 @@ impl SChunk {
             Location::File(p) => Box::new(FileIo::create(p, &[&bytes], opts.overwrite, durable)?),
             Location::Dir(p) => Box::new(DirIo::create(p, &[&bytes], opts.overwrite, durable)?),
         };
-        let frame = Frame::open(io, true, opts.sync)?;
-        let mut s = Self::wrap(frame, OpenMode::ReadWrite, ctx);
+        let frame = Frame::open(io, true, opts.sync, ctx)?;
+        let mut s = Self::wrap(frame, OpenMode::ReadWrite);
         s.cparams = CParams {
             nthreads: opts.cparams.nthreads,
             ..s.cparams
         };
         s.dparams = opts.dparams.clone();
+        s.set_nd();
         if opts.chunksize > 0 {
             s.chunksize_hint = opts.chunksize;
         }
         Ok(s)
     }
 
-    fn wrap(frame: Frame, mode: OpenMode, ctx: Context<'static>) -> SChunk {
+    fn wrap(frame: Frame, mode: OpenMode) -> SChunk {
         let cparams = cparams_from(frame.header());
         let ts = cparams.typesize.max(1);
-        let rec = crate::scheduler::sizing::recommended_chunk_bytes(ctx.runtime.topology());
+        let rec = crate::scheduler::sizing::recommended_chunksize(frame.ctx().runtime().topology());
         let chunksize_hint = (rec / ts).max(1) * ts;
-        SChunk {
+        let mut s = SChunk {
             frame,
             mode,
             cparams,
             dparams: DParams::default(),
             chunksize_hint,
-            ctx,
-        }
+        };
+        s.set_nd();
+        s
     }
 
-    /// Opens the frame file or sparse frame directory at `path` ([`SyncPolicy::OnClose`]).
+    /// Opens the frame file or sparse frame directory at `path` ([`SyncPolicy::OnClose`], the
+    /// global context).
     ///
     /// # Errors
     /// As [`SChunk::open_with`].
     pub fn open(path: impl AsRef<Path>, mode: OpenMode) -> Result<SChunk> {
-        Self::open_with(path, mode, SyncPolicy::default())
+        Self::open_with(path, &OpenOptions::new(mode))
     }
 
-    /// Opens the frame at `path`: a directory is a sparse frame, a file a contiguous one.
+    /// Opens the frame at `path` as `opts` say: a directory is a sparse frame, a file a
+    /// contiguous one. An `http://` or `https://` URL opens a remote frame, read-only, with
+    /// the options of [`crate::frame::RemoteOptions::from_env`] (see [`SChunk::open_remote`]).
     ///
     /// # Errors
     /// [`Error::Io`] when the path cannot be opened; [`Error::Frame`] /
-    /// [`Error::FrameType`] naming the file for a malformed frame.
-    pub fn open_with(path: impl AsRef<Path>, mode: OpenMode, sync: SyncPolicy) -> Result<SChunk> {
+    /// [`Error::FrameType`] naming the file for a malformed frame; for a URL, as
+    /// [`SChunk::open_remote`].
+    pub fn open_with(path: impl AsRef<Path>, opts: &OpenOptions) -> Result<SChunk> {
         let path = path.as_ref();
-        let writable = mode != OpenMode::Read;
+        if let Some(url) = path.to_str().filter(|p| crate::frame::is_url(p)) {
+            #[cfg(feature = "remote")]
+            return Self::open_remote(url, opts, &crate::frame::RemoteOptions::from_env()?);
+            #[cfg(not(feature = "remote"))]
+            return Err(Error::in_file(
+                url,
+                Error::Unsupported {
+                    what: "this build of Strata reads no URLs (built without the `remote` feature)",
+                },
+            ));
+        }
+        let writable = opts.mode != OpenMode::Read;
         let io: Box<dyn FrameIo> = if path.is_dir() {
             Box::new(DirIo::open(path, writable)?)
         } else {
             Box::new(FileIo::open(path, writable)?)
         };
-        Self::from_io(io, mode, sync)
+        Self::from_io(io, opts)
     }
 
-    /// Opens the frame held by `io` (any backend, e.g. [`crate::frame::FaultyIo`]).
+    /// Opens the frame at `url` (a contiguous frame file, or a sparse frame directory) over
+    /// HTTP(S) byte ranges ([`crate::frame::RemoteIo`]) as `remote` says, read-only, on the
+    /// context of `opts`: reads fetch only the header, the offsets index and, for each chunk
+    /// they touch, its header, `bstarts` and the blocks they need.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] (inside [`Error::InFile`] naming the URL) for a mode other than
+    /// [`OpenMode::Read`] (a remote frame is read-only); [`Error::OutOfRange`] for a URL that
+    /// is not `http(s)://`; [`Error::Remote`] naming the URL and the status when the server
+    /// refuses or cannot be reached; as [`SChunk::from_io`] for a malformed frame.
+    #[cfg(feature = "remote")]
+    pub fn open_remote(
+        url: &str,
+        opts: &OpenOptions,
+        remote: &crate::frame::RemoteOptions,
+    ) -> Result<SChunk> {
+        if opts.mode != OpenMode::Read {
+            let what = "a remote frame opens read-only";
+            return Err(Error::in_file(url, Error::Unsupported { what }));
+        }
+        let io = crate::frame::RemoteIo::open(url, remote)?;
+        let read = OpenOptions::new(OpenMode::Read).with_context(opts.context.clone());
+        Self::from_io(Box::new(io), &read)
+    }
+
+    /// Opens the frame held by `io` (any [`FrameIo`] backend, e.g.
+    /// [`crate::frame::RemoteIo`]) as `opts` say.
     ///
     /// # Errors
     /// As [`SChunk::open_with`].
-    pub fn from_io(io: Box<dyn FrameIo>, mode: OpenMode, sync: SyncPolicy) -> Result<SChunk> {
-        let mut frame = Frame::open(io, mode != OpenMode::Read, sync)?;
-        let ctx = Context::global();
+    pub fn from_io(io: Box<dyn FrameIo>, opts: &OpenOptions) -> Result<SChunk> {
+        let ctx = opts.context.clone();
         // As C-Blosc2: a reopened frame records the process's default thread count.
-        let nt = i16::try_from(ctx.runtime.nthreads()).unwrap_or(i16::MAX);
+        let nt = i16::try_from(ctx.runtime().nthreads()).unwrap_or(i16::MAX);
+        let mut frame = Frame::open(io, opts.mode != OpenMode::Read, opts.sync, ctx)?;
         frame.set_header_nthreads(nt, nt);
-        Ok(Self::wrap(frame, mode, ctx))
+        Ok(Self::wrap(frame, opts.mode))
     }
 
-    /// A super-chunk over a copy of the contiguous frame `bytes`, in memory, read-write;
-    /// `frame_len` must equal `bytes.len()` (as `blosc2_schunk_from_buffer` requires).
+    /// A super-chunk over a copy of the contiguous frame `bytes`, in memory, read-write, on
+    /// the global context; `frame_len` must equal `bytes.len()` (as
+    /// `blosc2_schunk_from_buffer` requires).
     ///
     /// # Errors
     /// [`Error::Frame`] for a malformed frame or a length mismatch.
     pub fn from_cframe(bytes: Vec<u8>) -> Result<SChunk> {
+        Self::from_cframe_with(bytes, &OpenOptions::new(OpenMode::ReadWrite))
+    }
+
+    /// [`SChunk::from_cframe`] in the mode and on the context of `opts` (a frame in memory
+    /// has nothing to sync).
+    ///
+    /// # Errors
+    /// As [`SChunk::from_cframe`].
+    pub fn from_cframe_with(bytes: Vec<u8>, opts: &OpenOptions) -> Result<SChunk> {
         let len = bytes.len() as u64;
         let s = Self::from_io(
             Box::new(MemIo::from_frame(bytes)),
-            OpenMode::ReadWrite,
-            SyncPolicy::None,
+            &opts.clone().with_sync(SyncPolicy::None),
         )?;
         if s.frame.frame_len() != len {
-            return Err(Error::Frame {
-                path: "<memory>".into(),
-                what: format!(
-                    "frame_len {} differs from the buffer's {len} bytes",
-                    s.frame.frame_len()
-                ),
-            });
+            let frame_len = s.frame.frame_len();
+            let buffer = Expected::Exactly(crate::error::to_i64(len));
+            let what = "frame_len (the buffer's length)";
+            return Err(Error::frame(
+                "<memory>",
+                Error::header(what, frame_len, buffer),
+            ));
         }
         Ok(s)
     }
@@ -317,8 +456,8 @@ impl SChunk {
     }
 
     /// A copy of this super-chunk at `location` (`opts.sync` and `opts.overwrite` apply; the
-    /// parameters, metalayers, vlmetalayers and chunks are this one's, chunks copied as they
-    /// are stored).
+    /// parameters, metalayers, vlmetalayers, chunks and context are this one's, chunks copied
+    /// as they are stored).
     ///
     /// # Errors
     /// As [`SChunk::create`] and the reads.
@@ -339,6 +478,7 @@ impl SChunk {
             chunksize: self.chunksize_hint,
             sync: opts.sync,
             overwrite: opts.overwrite,
+            context: self.ctx().clone(),
         };
         let mut out = Self::create(location, &o)?;
         {
@@ -369,8 +509,6 @@ impl SChunk {
         }
         Ok(out)
     }
-
-    // ------------------------------------------------------------------ properties
 
     /// Number of chunks.
     #[must_use]
@@ -430,9 +568,20 @@ impl SChunk {
     pub fn set_nthreads(&mut self, compress: usize, decompress: usize) {
         self.cparams.nthreads = compress;
         self.dparams.nthreads = decompress;
-        let rt = self.ctx.runtime.nthreads();
+        let rt = self.ctx().runtime().nthreads();
         let nt = |n: usize| i16::try_from(if n == 0 { rt } else { n }).unwrap_or(i16::MAX);
         self.frame.set_header_nthreads(nt(compress), nt(decompress));
+    }
+
+    /// The registry and runtime this super-chunk works on.
+    #[must_use]
+    pub fn context(&self) -> &Context {
+        self.frame.ctx()
+    }
+
+    /// [`SChunk::context`], for the modules of the super-chunk.
+    fn ctx(&self) -> &Context {
+        self.frame.ctx()
     }
 
     /// The frame header as committed.
@@ -459,552 +608,50 @@ impl SChunk {
         self.frame.path()
     }
 
-    // ------------------------------------------------------------------ writes
+    /// True when the frame's store is reached over a network, where reads are gathered into
+    /// few requests ([`FrameIo::batches_reads`]).
+    #[must_use]
+    pub fn batches_reads(&self) -> bool {
+        self.frame.io().batches_reads()
+    }
 
+    /// Everything the frame's store moved since it was opened, for stores that count it (a
+    /// remote frame); `None` for local files and memory.
+    #[must_use]
+    pub fn traffic(&self) -> Option<crate::frame::Traffic> {
+        self.frame.io().traffic()
+    }
+
+    /// The identity (device, inode, size, times) of the frame's file — a sparse frame's
+    /// index — when it was opened; `None` in memory. What names a dataset's version in
+    /// caches, with the frame's state.
+    #[must_use]
+    pub fn identity(&self) -> Option<crate::frame::FileIdentity> {
+        self.frame.io().identity()
+    }
+
+    /// For a remote frame, what names the version of its file when it was opened (URL,
+    /// `ETag` or `Last-Modified`, length); `None` for local frames and for servers that send
+    /// no validator. With the frame's state, it names the dataset's version in caches.
+    #[must_use]
+    pub fn validator(&self) -> Option<String> {
+        self.frame.io().validator()
+    }
+
+    /// Refuses a change the open mode does not allow (`append`: the change only adds chunks
+    /// at the end).
     fn check_mode(&self, append: bool) -> Result<()> {
         match self.mode {
             OpenMode::ReadWrite => Ok(()),
             OpenMode::Append if append => Ok(()),
-            m => Err(Error::Io {
-                path: self.path(),
-                op: IoOp::Write,
-                message: format!("not allowed in {m:?} mode"),
-            }),
+            m => Err(Error::refused(
+                self.path(),
+                IoOp::Write,
+                std::io::ErrorKind::PermissionDenied,
+                &format!("not allowed in {m:?} mode"),
+            )),
         }
     }
-
-    /// Appends a compressed chunk; returns the new number of chunks. Zero, NaN and
-    /// uninitialized chunks are stored as index entries only.
-    ///
-    /// # Errors
-    /// [`Error::ChunkAppend`] when the chunk breaks the fixed chunksize (larger than it, or
-    /// after a short last chunk); chunk parsing errors for a bad chunk; [`Error::Io`] for
-    /// the store (the frame then refuses further writes until reopened).
-    pub fn append_chunk(&mut self, chunk: &[u8]) -> Result<usize> {
-        self.append_chunks(&[chunk])
-    }
-
-    /// Appends compressed chunks in one commit; returns the new number of chunks.
-    ///
-    /// # Errors
-    /// As [`SChunk::append_chunk`].
-    pub fn append_chunks(&mut self, chunks: &[&[u8]]) -> Result<usize> {
-        self.check_mode(true)?;
-        let parsed = chunks
-            .iter()
-            .map(|c| NewChunk::parse(c))
-            .collect::<Result<Vec<_>>>()?;
-        self.frame.append(&parsed)?;
-        Ok(self.nchunks())
-    }
-
-    /// Compresses `data` as one chunk with the super-chunk's cparams and appends it
-    /// (`blosc2_schunk_append_buffer`); returns the new number of chunks.
-    ///
-    /// # Errors
-    /// [`Error::MaxBufsizeExceeded`] for more than `BLOSC2_MAX_BUFFERSIZE` bytes; as
-    /// [`SChunk::append_chunk`].
-    pub fn append_buffer(&mut self, data: &[u8]) -> Result<usize> {
-        self.check_mode(true)?;
-        if data.len() > MAX_BUFFERSIZE {
-            return Err(Error::MaxBufsizeExceeded {
-                size: data.len(),
-                limit: MAX_BUFFERSIZE,
-            });
-        }
-        let chunk = compress_vec_ctx(&self.ctx, &self.cparams, data)?;
-        self.append_chunk(&chunk)
-    }
-
-    /// Cuts `data` into chunks of the chunksize (before the first chunk: the options'
-    /// chunksize), compresses them in parallel on the runtime and appends them, committing
-    /// every 64 chunks; returns the new number of chunks.
-    ///
-    /// # Errors
-    /// As [`SChunk::append_chunk`].
-    pub fn append_data(&mut self, data: &[u8]) -> Result<usize> {
-        self.check_mode(true)?;
-        let cs = self.chunksize().unwrap_or(self.chunksize_hint);
-        const BATCH: usize = 64;
-        for piece in data.chunks(cs.saturating_mul(BATCH).max(1)) {
-            let chunks = compress_chunks(&self.ctx, &self.cparams, piece, cs)?;
-            let refs: Vec<&[u8]> = chunks.iter().map(Vec::as_slice).collect();
-            self.append_chunks(&refs)?;
-        }
-        Ok(self.nchunks())
-    }
-
-    /// Inserts a compressed chunk before chunk `nchunk` (`nchunk == nchunks()` appends);
-    /// returns the new number of chunks.
-    ///
-    /// # Errors
-    /// [`Error::ChunkInsert`] when it breaks the fixed chunksize (a chunk inserted before the
-    /// end must hold exactly `chunksize` bytes); [`Error::InvalidIndex`]; as
-    /// [`SChunk::append_chunk`].
-    pub fn insert_chunk(&mut self, nchunk: usize, chunk: &[u8]) -> Result<usize> {
-        self.check_mode(false)?;
-        let c = NewChunk::parse(chunk)?;
-        self.frame.insert(nchunk, &c)?;
-        Ok(self.nchunks())
-    }
-
-    /// Replaces chunk `nchunk` by a compressed chunk.
-    ///
-    /// # Errors
-    /// [`Error::ChunkUpdate`] when it breaks the fixed chunksize; [`Error::InvalidIndex`];
-    /// as [`SChunk::append_chunk`].
-    pub fn update_chunk(&mut self, nchunk: usize, chunk: &[u8]) -> Result<()> {
-        self.check_mode(false)?;
-        let c = NewChunk::parse(chunk)?;
-        self.frame.update(nchunk, &c)
-    }
-
-    /// Replaces several chunks, `(nchunk, compressed chunk)` each, in one commit: on a file,
-    /// the bytes after the first replaced chunk move once, not once per chunk, and a crash
-    /// leaves either every chunk replaced or none. The result is byte for byte that of
-    /// [`SChunk::update_chunk`] called on each in turn, except that in a sparse frame the
-    /// new chunk files may be numbered otherwise (a batch does not reuse the number of a
-    /// file it replaces before its commit). An empty batch writes nothing.
-    ///
-    /// # Errors
-    /// As [`SChunk::update_chunk`], checked for every chunk before anything is written;
-    /// [`Error::InvalidParam`] when a chunk number appears twice.
-    pub fn update_chunks(&mut self, updates: &[(usize, &[u8])]) -> Result<()> {
-        self.check_mode(false)?;
-        let parsed = updates
-            .iter()
-            .map(|&(n, chunk)| NewChunk::parse(chunk).map(|c| (n, c)))
-            .collect::<Result<Vec<_>>>()?;
-        let refs: Vec<(usize, &NewChunk<'_>)> = parsed.iter().map(|(n, c)| (*n, c)).collect();
-        self.frame.update_many(&refs)
-    }
-
-    /// Compresses `data` and replaces chunk `nchunk` with it.
-    ///
-    /// # Errors
-    /// As [`SChunk::update_chunk`] and [`SChunk::append_buffer`].
-    pub fn update_buffer(&mut self, nchunk: usize, data: &[u8]) -> Result<()> {
-        let chunk = compress_vec_ctx(&self.ctx, &self.cparams, data)?;
-        self.update_chunk(nchunk, &chunk)
-    }
-
-    /// Removes chunk `nchunk`; returns the new number of chunks.
-    ///
-    /// # Errors
-    /// [`Error::InvalidIndex`]; [`Error::Io`] for the store.
-    pub fn delete_chunk(&mut self, nchunk: usize) -> Result<usize> {
-        self.check_mode(false)?;
-        self.frame.delete(nchunk)?;
-        Ok(self.nchunks())
-    }
-
-    /// Fills an empty super-chunk with `nitems` items (of `typesize` bytes) of a special
-    /// value — zeros, NaN or uninitialized — in chunks of `chunksize` bytes, without storing
-    /// any chunk (`blosc2_schunk_fill_special`); returns the number of chunks.
-    ///
-    /// # Errors
-    /// [`Error::FrameSpecial`] when the super-chunk is not empty or the index would be too
-    /// large; [`Error::InvalidParam`] for a chunksize that is not a positive multiple of the
-    /// typesize (up to `BLOSC2_MAX_BUFFERSIZE`) or a kind other than zeros, NaN, uninit.
-    pub fn fill_special(
-        &mut self,
-        nitems: u64,
-        kind: SpecialType,
-        chunksize: usize,
-    ) -> Result<usize> {
-        self.check_mode(false)?;
-        let ts = self.typesize();
-        if chunksize == 0 || !chunksize.is_multiple_of(ts) || chunksize > MAX_BUFFERSIZE {
-            return Err(Error::InvalidParam(format!(
-                "chunksize {chunksize} must be a positive multiple of the typesize {ts}"
-            )));
-        }
-        if !matches!(
-            kind,
-            SpecialType::Zero | SpecialType::Nan | SpecialType::Uninit
-        ) {
-            return Err(Error::InvalidParam(format!(
-                "cannot fill with {} chunks",
-                kind.name()
-            )));
-        }
-        if kind == SpecialType::Nan && ts != 4 && ts != 8 {
-            return Err(Error::InvalidParam(format!(
-                "NaN needs typesize 4 or 8, not {ts}"
-            )));
-        }
-        let nbytes = nitems
-            .checked_mul(ts as u64)
-            .filter(|&b| b <= i64::MAX as u64)
-            .ok_or_else(|| Error::FrameSpecial(format!("{nitems} items overflow nbytes")))?;
-        if nbytes == 0 {
-            return Ok(self.nchunks());
-        }
-        self.frame.fill_special(nbytes, kind, chunksize)?;
-        Ok(self.nchunks())
-    }
-
-    // ------------------------------------------------------------------ reads
-
-    /// Where chunk `nchunk` is and its sizes.
-    ///
-    /// # Errors
-    /// [`Error::InvalidIndex`]; [`Error::Frame`] / [`Error::Io`] for the store.
-    pub fn chunk_info(&self, nchunk: usize) -> Result<ChunkInfo> {
-        let loc = self.frame.chunk_loc(nchunk)?;
-        let nbytes = self.frame.chunk_nbytes(nchunk)?;
-        let cbytes = match loc {
-            ChunkLoc::Special(_) => 0,
-            ChunkLoc::Stored(_) => self.frame.chunk_header(nchunk)?.cbytes,
-        };
-        Ok(ChunkInfo {
-            nbytes,
-            cbytes,
-            loc,
-        })
-    }
-
-    /// The compressed chunk `nchunk` (a special chunk comes back as the 32-byte chunk
-    /// C-Blosc2 builds for it).
-    ///
-    /// # Errors
-    /// [`Error::InvalidIndex`]; [`Error::Frame`] naming the file for a chunk that does not
-    /// fit where the index says; [`Error::Io`].
-    pub fn chunk(&self, nchunk: usize) -> Result<Vec<u8>> {
-        self.frame.read_chunk(nchunk)
-    }
-
-    /// Chunk `nchunk` as a lazy chunk for reading blocks `nblocks` (the chunk's own block
-    /// numbers), built in `out` (its capacity reused): its header, its `bstarts` and only
-    /// those blocks' bytes (plus block 0 when it uses delta) are read from the store, into a
-    /// compact image that [`crate::chunk::Decoder`] reads those blocks from (other blocks
-    /// must not be read from it). Chunks that are special, up to 64 KiB, memcpyed, VL-block or
-    /// use a dictionary come whole.
-    ///
-    /// Format: the lazy chunks of c-blosc2 `blosc/frame.c` (`frame_get_lazychunk`), here
-    /// holding only the blocks asked for.
-    ///
-    /// # Errors
-    /// As [`SChunk::chunk`]; [`Error::Frame`] naming the file for `bstarts` outside the
-    /// chunk.
-    pub fn lazy_chunk(&self, nchunk: usize, nblocks: &[usize], out: &mut Vec<u8>) -> Result<()> {
-        self.frame.lazy_chunk(nchunk, nblocks, out)
-    }
-
-    /// Decompresses chunk `nchunk` into `dst`; returns its size in bytes.
-    ///
-    /// # Errors
-    /// As [`SChunk::chunk`] and [`crate::chunk::decompress`].
-    pub fn decompress_chunk(&self, nchunk: usize, dst: &mut [u8]) -> Result<usize> {
-        let c = self.chunk(nchunk)?;
-        crate::chunk::decompress_ctx(&self.ctx, &self.dparams, &c, dst)
-            .map_err(|e| e.in_frame(&self.path()))
-    }
-
-    /// Decompresses chunk `nchunk` into a new vector.
-    ///
-    /// # Errors
-    /// As [`SChunk::decompress_chunk`].
-    pub fn decompress_chunk_vec(&self, nchunk: usize) -> Result<Vec<u8>> {
-        let c = self.chunk(nchunk)?;
-        crate::chunk::decompress_vec_ctx(&self.ctx, &self.dparams, &c)
-            .map_err(|e| e.in_frame(&self.path()))
-    }
-
-    /// Decompresses bytes `range` of chunk `nchunk` into `dst`, reading only the chunk
-    /// header, its `bstarts` and the blocks holding the range (plus block 0 under delta);
-    /// returns the bytes written.
-    ///
-    /// # Errors
-    /// [`Error::InvalidIndex`] for a range outside the chunk; as [`SChunk::decompress_chunk`].
-    pub fn decompress_range(
-        &self,
-        nchunk: usize,
-        range: Range<usize>,
-        dst: &mut [u8],
-    ) -> Result<usize> {
-        self.frame
-            .read_range(&self.ctx, self.dparams.nthreads, nchunk, range, dst)
-    }
-
-    /// Decompresses blocks `nblocks` of chunk `nchunk` (its bytes from `start·blocksize` to
-    /// `min(end·blocksize, nbytes)`) into `dst`, reading only those blocks; returns the
-    /// bytes written. `blocksize` is the chunk's own (see [`SChunk::chunk_header`]).
-    ///
-    /// # Errors
-    /// As [`SChunk::decompress_range`].
-    pub fn decompress_blocks(
-        &self,
-        nchunk: usize,
-        nblocks: Range<usize>,
-        dst: &mut [u8],
-    ) -> Result<usize> {
-        let h = self.chunk_header(nchunk)?;
-        let lo = nblocks.start.saturating_mul(h.blocksize).min(h.nbytes);
-        let hi = nblocks.end.saturating_mul(h.blocksize).min(h.nbytes);
-        self.decompress_range(nchunk, lo..hi.max(lo), dst)
-    }
-
-    /// The header of chunk `nchunk` (32 bytes read; for a special chunk, the header
-    /// C-Blosc2 rebuilds).
-    ///
-    /// # Errors
-    /// As [`SChunk::chunk`].
-    pub fn chunk_header(&self, nchunk: usize) -> Result<ChunkHeader> {
-        self.frame.chunk_header(nchunk)
-    }
-
-    /// Copies items `[start, start + nitems)` of chunk `nchunk` into `dst`, reading only the
-    /// blocks that hold them; returns the bytes written.
-    ///
-    /// # Errors
-    /// As [`SChunk::decompress_range`].
-    pub fn getitem(
-        &self,
-        nchunk: usize,
-        start: usize,
-        nitems: usize,
-        dst: &mut [u8],
-    ) -> Result<usize> {
-        let ts = self.typesize();
-        let lo = start.checked_mul(ts);
-        let hi = start.checked_add(nitems).and_then(|e| e.checked_mul(ts));
-        let (Some(lo), Some(hi)) = (lo, hi) else {
-            return Err(Error::InvalidIndex(format!(
-                "items {start}+{nitems} overflow"
-            )));
-        };
-        self.decompress_range(nchunk, lo..hi, dst)
-    }
-
-    /// The decompressed chunks in order.
-    pub fn iter(&self) -> impl Iterator<Item = Result<Vec<u8>>> + '_ {
-        (0..self.nchunks()).map(move |n| self.decompress_chunk_vec(n))
-    }
-
-    /// All the data, decompressed: `nbytes` bytes, chunks decompressed in parallel.
-    ///
-    /// # Errors
-    /// As [`SChunk::decompress_chunk`]; [`Error::MemoryAlloc`].
-    pub fn decompress_all(&self) -> Result<Vec<u8>> {
-        let n = usize::try_from(self.nbytes()).map_err(|_| Error::MemoryAlloc(usize::MAX))?;
-        let mut out = Vec::new();
-        out.try_reserve_exact(n)
-            .map_err(|_| Error::MemoryAlloc(n))?;
-        out.resize(n, 0);
-        let mut at = 0;
-        const BATCH: usize = 64;
-        let mut i = 0;
-        while i < self.nchunks() {
-            let end = (i + BATCH).min(self.nchunks());
-            let chunks = (i..end)
-                .map(|k| self.chunk(k))
-                .collect::<Result<Vec<_>>>()?;
-            let refs: Vec<&[u8]> = chunks.iter().map(Vec::as_slice).collect();
-            at += decompress_chunks(&self.ctx, &self.dparams, &refs, &mut out[at..])
-                .map_err(|e| e.in_frame(&self.path()))?;
-            i = end;
-        }
-        if at != n {
-            return Err(Error::Frame {
-                path: self.path(),
-                what: format!("chunks hold {at} bytes, the header says {n}"),
-            });
-        }
-        Ok(out)
-    }
-
-    // ------------------------------------------------------------------ metalayers
-
-    /// The metalayers' names, in order.
-    #[must_use]
-    pub fn meta_names(&self) -> Vec<&str> {
-        self.frame
-            .header()
-            .metalayers
-            .iter()
-            .map(|m| m.name.as_str())
-            .collect()
-    }
-
-    /// The content of metalayer `name`, or `None`.
-    #[must_use]
-    pub fn meta(&self, name: &str) -> Option<&[u8]> {
-        self.frame
-            .header()
-            .metalayers
-            .iter()
-            .find(|m| m.name == name)
-            .map(|m| m.content.as_slice())
-    }
-
-    /// The msgpack value of metalayer `name` (python-blosc2's encoding).
-    ///
-    /// # Errors
-    /// [`Error::MetalayerNotFound`]; [`Error::Data`] when it is not msgpack.
-    pub fn meta_value(&self, name: &str) -> Result<Value> {
-        let c = self
-            .meta(name)
-            .ok_or_else(|| Error::MetalayerNotFound { name: name.into() })?;
-        values::unpack(c)
-    }
-
-    /// Adds a metalayer; only before the first chunk (the header grows).
-    ///
-    /// # Errors
-    /// [`Error::InvalidParam`] for a bad or taken name, 16 metalayers already, or chunks
-    /// present.
-    pub fn meta_add(&mut self, name: &str, content: &[u8]) -> Result<()> {
-        self.check_mode(false)?;
-        check_name(name)?;
-        let mut h = self.frame.header().clone();
-        if h.metalayers.iter().any(|m| m.name == name) {
-            return Err(Error::InvalidParam(format!(
-                "metalayer {name:?} already exists"
-            )));
-        }
-        if h.metalayers.len() >= MAX_METALAYERS {
-            return Err(Error::InvalidParam(format!(
-                "already {MAX_METALAYERS} metalayers"
-            )));
-        }
-        h.metalayers.push(Metalayer {
-            name: name.into(),
-            content: content.to_vec(),
-        });
-        self.frame.set_header(h)
-    }
-
-    /// Overwrites metalayer `name` in place with `content`, which may not be longer than the
-    /// stored value (a shorter one overwrites its first bytes; the rest keeps its old bytes,
-    /// as `blosc2_meta_update` does).
-    ///
-    /// # Errors
-    /// [`Error::MetalayerNotFound`]; [`Error::InvalidParam`] for longer content.
-    pub fn meta_update(&mut self, name: &str, content: &[u8]) -> Result<()> {
-        self.check_mode(false)?;
-        let i = self
-            .frame
-            .header()
-            .metalayers
-            .iter()
-            .position(|m| m.name == name)
-            .ok_or_else(|| Error::MetalayerNotFound { name: name.into() })?;
-        self.frame.update_metalayer(i, content)
-    }
-
-    // ------------------------------------------------------------------ vlmetalayers
-
-    /// The vlmetalayers' names, in order.
-    #[must_use]
-    pub fn vlmeta_names(&self) -> Vec<&str> {
-        self.frame
-            .vlmetalayers()
-            .iter()
-            .map(|m| m.name.as_str())
-            .collect()
-    }
-
-    /// The stored (compressed) content of vlmetalayer `name`.
-    #[must_use]
-    pub fn vlmeta_chunk(&self, name: &str) -> Option<&[u8]> {
-        self.frame
-            .vlmetalayers()
-            .iter()
-            .find(|m| m.name == name)
-            .map(|m| m.content.as_slice())
-    }
-
-    /// The decompressed content of vlmetalayer `name`.
-    ///
-    /// # Errors
-    /// [`Error::MetalayerNotFound`]; decompression errors (naming the frame) for a corrupt
-    /// value.
-    pub fn vlmeta(&self, name: &str) -> Result<Vec<u8>> {
-        let c = self
-            .vlmeta_chunk(name)
-            .ok_or_else(|| Error::MetalayerNotFound { name: name.into() })?;
-        let h = ChunkHeader::parse(c).map_err(|e| e.in_frame(&self.path()))?;
-        if h.cbytes != c.len() {
-            return Err(Error::Frame {
-                path: self.path(),
-                what: format!(
-                    "vlmetalayer {name:?}: chunk of {} bytes stored in {}",
-                    h.cbytes,
-                    c.len()
-                ),
-            });
-        }
-        crate::chunk::decompress_vec_ctx(&self.ctx, &self.dparams, c)
-            .map_err(|e| e.in_frame(&self.path()))
-    }
-
-    /// The msgpack value of vlmetalayer `name` (python-blosc2's encoding).
-    ///
-    /// # Errors
-    /// As [`SChunk::vlmeta`]; [`Error::Data`] when it is not msgpack.
-    pub fn vlmeta_value(&self, name: &str) -> Result<Value> {
-        values::unpack(&self.vlmeta(name)?)
-    }
-
-    /// Adds vlmetalayer `name` or replaces its content, compressing `content` with
-    /// `cparams` (`None`: python-blosc2's, [`vlmeta_cparams`]); one commit.
-    ///
-    /// # Errors
-    /// [`Error::InvalidParam`] for a bad name or a 17th vlmetalayer; compression errors;
-    /// [`Error::Io`].
-    pub fn vlmeta_set(
-        &mut self,
-        name: &str,
-        content: &[u8],
-        cparams: Option<&CParams>,
-    ) -> Result<()> {
-        self.check_mode(false)?;
-        check_name(name)?;
-        let cp = cparams.cloned().unwrap_or_else(vlmeta_cparams);
-        let chunk = compress_vec(&cp, content)?;
-        let mut layers = self.frame.vlmetalayers().to_vec();
-        match layers.iter_mut().find(|m| m.name == name) {
-            Some(m) => m.content = chunk,
-            None => {
-                if layers.len() >= MAX_METALAYERS {
-                    return Err(Error::InvalidParam(format!(
-                        "already {MAX_METALAYERS} vlmetalayers"
-                    )));
-                }
-                layers.push(Metalayer {
-                    name: name.into(),
-                    content: chunk,
-                });
-            }
-        }
-        self.frame.set_vlmetalayers(layers)
-    }
-
-    /// Sets vlmetalayer `name` to the msgpack encoding of `value`, as python-blosc2 does.
-    ///
-    /// # Errors
-    /// As [`SChunk::vlmeta_set`].
-    pub fn vlmeta_set_value(&mut self, name: &str, value: &Value) -> Result<()> {
-        self.vlmeta_set(name, &values::pack(value), None)
-    }
-
-    /// Removes vlmetalayer `name`.
-    ///
-    /// # Errors
-    /// [`Error::MetalayerNotFound`]; [`Error::Io`].
-    pub fn vlmeta_delete(&mut self, name: &str) -> Result<()> {
-        self.check_mode(false)?;
-        let mut layers = self.frame.vlmetalayers().to_vec();
-        let i = layers
-            .iter()
-            .position(|m| m.name == name)
-            .ok_or_else(|| Error::MetalayerNotFound { name: name.into() })?;
-        layers.remove(i);
-        self.frame.set_vlmetalayers(layers)
-    }
-
-    // ------------------------------------------------------------------ lifetime
 
     /// Flushes written data to stable storage (unless the sync policy is `None`).
     ///
@@ -1020,5 +667,174 @@ impl SChunk {
     /// As [`SChunk::flush`].
     pub fn close(mut self) -> Result<()> {
         self.flush()
+    }
+}
+
+#[cfg(test)]
+pub(super) mod testkit {
+    //! Super-chunks in memory for the tests of this module and its children.
+
+    use super::{SChunk, SChunkOptions};
+    use crate::chunk::CParams;
+    use crate::format::ids::CodecId;
+
+    /// Options for a super-chunk of u32 items in chunks of `chunk_items` items, 4 KiB blocks.
+    pub fn opts(chunk_items: usize) -> SChunkOptions {
+        SChunkOptions {
+            cparams: CParams {
+                codec: CodecId::LZ4,
+                typesize: 4,
+                blocksize: 4096,
+                ..CParams::default()
+            },
+            chunksize: chunk_items * 4,
+            ..SChunkOptions::default()
+        }
+    }
+
+    /// The u32 items `from..to`, as bytes.
+    pub fn items(from: u32, to: u32) -> Vec<u8> {
+        (from..to).flat_map(u32::to_le_bytes).collect()
+    }
+
+    /// A super-chunk in memory holding the items `0..n` in chunks of `chunk_items`.
+    pub fn counting(n: u32, chunk_items: usize) -> SChunk {
+        let mut s = SChunk::new(&opts(chunk_items)).unwrap();
+        s.append_data(&items(0, n)).unwrap();
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testkit::{counting, items, opts};
+    use super::*;
+    use crate::format::chunk::SpecialType;
+    use crate::format::ids::{CodecId, FilterId};
+
+    #[test]
+    fn the_header_keeps_the_cparams() {
+        let cp = CParams {
+            codec: CodecId::ZSTD,
+            codec_meta: 3,
+            clevel: 7,
+            typesize: 4,
+            blocksize: 8192,
+            splitmode: SplitMode::Never,
+            filters: [0, 0, 0, 0, 3, 1].map(FilterId),
+            filters_meta: [0, 0, 0, 0, 1, 0],
+            use_dict: true,
+            nthreads: 3,
+            nd: None,
+        };
+        let h = header_from(&cp, &DParams::default(), 5).unwrap();
+        assert_eq!((h.nthreads_c, h.nthreads_d), (3, 5));
+        assert_eq!(h.other_flags2 & 1, 1);
+        assert_eq!(cparams_from(&h), CParams { nthreads: 0, ..cp });
+        let bad = CParams {
+            typesize: 0,
+            ..CParams::default()
+        };
+        assert!(header_from(&bad, &DParams::default(), 1).is_err());
+    }
+
+    #[test]
+    fn creation_checks_the_metalayers() {
+        let with = |names: &[&str]| SChunkOptions {
+            metalayers: names.iter().map(|n| (n.to_string(), vec![1])).collect(),
+            ..opts(100)
+        };
+        let e = SChunk::new(&with(&["a", "b", "a"])).unwrap_err();
+        assert!(
+            matches!(e, Error::Duplicate { ref name, .. } if name == "\"a\""),
+            "{e}"
+        );
+        let names: Vec<String> = (0..=MAX_METALAYERS).map(|i| format!("m{i}")).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let e = SChunk::new(&with(&refs)).unwrap_err();
+        assert_eq!(e, Error::range("metalayers", 17, Expected::AtMost(16)));
+        assert!(SChunk::new(&with(&[&"x".repeat(32)])).is_err());
+        let s = SChunk::new(&with(&refs[..MAX_METALAYERS])).unwrap();
+        assert_eq!(s.header().metalayers.len(), MAX_METALAYERS);
+        assert_eq!(
+            (s.nchunks(), s.chunksize(), s.mode()),
+            (0, None, OpenMode::ReadWrite)
+        );
+    }
+
+    #[test]
+    fn a_cframe_must_be_the_whole_frame() {
+        let s = counting(1000, 300);
+        let mut bytes = s.to_cframe().unwrap();
+        assert_eq!(bytes.len() as u64, s.frame_len());
+        let back = SChunk::from_cframe(bytes.clone()).unwrap();
+        assert_eq!(back.decompress_all().unwrap(), items(0, 1000));
+        bytes.push(0);
+        let e = SChunk::from_cframe(bytes).unwrap_err();
+        assert!(
+            matches!(
+                e.root(),
+                Error::InvalidHeader {
+                    value: 1354,
+                    expected: Expected::Exactly(1355),
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_copy_is_the_same_frame() {
+        let mut s = counting(1000, 300);
+        s.fill_special(0, SpecialType::Zero, 1200).unwrap();
+        s.vlmeta_set("v", b"value", None).unwrap();
+        let copy = s
+            .copy_to(&Location::Memory, &SChunkOptions::default())
+            .unwrap();
+        assert_eq!(copy.to_cframe().unwrap(), s.to_cframe().unwrap());
+        assert_eq!(copy.vlmeta("v").unwrap(), b"value");
+        assert_eq!(copy.cparams(), s.cparams());
+    }
+
+    #[test]
+    fn the_open_mode_limits_the_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.b2frame");
+        let s = counting(1000, 300);
+        s.copy_to(&Location::File(path.clone()), &SChunkOptions::default())
+            .unwrap()
+            .close()
+            .unwrap();
+        let mut a = SChunk::open(&path, OpenMode::Append).unwrap();
+        let chunk = a.chunk(3).unwrap();
+        assert!(a.check_mode(true).is_ok());
+        let e = a.update_chunk(0, &chunk).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::Io {
+                    op: IoOp::Write,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(a.meta_add("m", b"x").is_err());
+        let mut r = SChunk::open(&path, OpenMode::Read).unwrap();
+        assert!(r.check_mode(true).is_err());
+        assert!(r.append_chunk(&chunk).is_err());
+        assert_eq!(r.nchunks(), 4);
+    }
+
+    #[test]
+    fn set_nthreads_is_recorded_in_the_header() {
+        let mut s = counting(10, 10);
+        s.set_nthreads(3, 2);
+        assert_eq!((s.cparams().nthreads, s.dparams().nthreads), (3, 2));
+        assert_eq!((s.header().nthreads_c, s.header().nthreads_d), (3, 2));
+        s.set_nthreads(0, 0);
+        let rt = s.ctx().runtime().nthreads() as i16;
+        assert_eq!((s.header().nthreads_c, s.header().nthreads_d), (rt, rt));
     }
 }

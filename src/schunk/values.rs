@@ -3,7 +3,7 @@
 //! `["__tuple__", item, …]`, strings as msgpack str and bytes as msgpack bin.
 //!
 //! Format: python-blosc2 `src/blosc2/msgpack_utils.py` (`msgpack_packb`,
-//! `decode_tuple_list_hook`); `shared/spec/frames.md` §3.
+//! `decode_tuple_list_hook`); `docs/b2nd.md` (values in metalayers and vlmetalayers).
 //!
 //! ```
 //! use strata::schunk::values::{pack, tuple, unpack, Value};
@@ -13,11 +13,122 @@
 //! assert_eq!(unpack(&bytes).unwrap(), v);
 //! ```
 
-use crate::error::{Error, Result};
-pub use rmpv::Value;
+use crate::error::{Error, Expected, Result};
 
 /// The marker python-blosc2 puts first in an array that stands for a tuple.
 pub const TUPLE_MARKER: &str = "__tuple__";
+
+/// A msgpack value, as metalayers and vlmetalayers hold them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// `nil` (Python's `None`).
+    Nil,
+    /// `true` or `false`.
+    Bool(bool),
+    /// An integer, from −2^63 to 2^64 − 1 (what msgpack can hold).
+    Int(i128),
+    /// A 32-bit float.
+    F32(f32),
+    /// A 64-bit float (what msgpack-python writes for a Python `float`).
+    F64(f64),
+    /// A string (msgpack str, UTF-8).
+    Str(String),
+    /// Bytes (msgpack bin, Python's `bytes`).
+    Bin(Vec<u8>),
+    /// An array (a Python list, or a tuple with [`TUPLE_MARKER`] first: see [`tuple()`]).
+    Array(Vec<Value>),
+    /// A map, its entries in stored order.
+    Map(Vec<(Value, Value)>),
+    /// An extension type: its type byte and data.
+    Ext(i8, Vec<u8>),
+}
+
+impl Value {
+    /// The string, if this is one.
+    #[must_use]
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// Implements `From<$t>` for [`Value`] as `Value::$variant`.
+macro_rules! from {
+    ($variant:ident: $($t:ty),*) => {$(
+        impl From<$t> for Value {
+            fn from(v: $t) -> Value {
+                Value::$variant(v.into())
+            }
+        }
+    )*};
+}
+
+from!(Bool: bool);
+from!(Int: i8, i16, i32, i64, u8, u16, u32, u64);
+from!(F32: f32);
+from!(F64: f64);
+from!(Str: &str, String);
+from!(Array: Vec<Value>);
+
+/// `v` as the msgpack library's value (integers out of msgpack's range saturate, which no
+/// [`Value`] built from a Rust integer is).
+fn to_msgpack(v: &Value) -> rmpv::Value {
+    match v {
+        Value::Nil => rmpv::Value::Nil,
+        Value::Bool(b) => rmpv::Value::Boolean(*b),
+        Value::Int(i) => match u64::try_from(*i) {
+            Ok(u) => rmpv::Value::from(u),
+            Err(_) => rmpv::Value::from(i64::try_from(*i).unwrap_or(i64::MIN)),
+        },
+        Value::F32(f) => rmpv::Value::F32(*f),
+        Value::F64(f) => rmpv::Value::F64(*f),
+        Value::Str(s) => rmpv::Value::from(s.as_str()),
+        Value::Bin(b) => rmpv::Value::Binary(b.clone()),
+        Value::Array(items) => rmpv::Value::Array(items.iter().map(to_msgpack).collect()),
+        Value::Map(entries) => rmpv::Value::Map(
+            entries
+                .iter()
+                .map(|(k, v)| (to_msgpack(k), to_msgpack(v)))
+                .collect(),
+        ),
+        Value::Ext(kind, data) => rmpv::Value::Ext(*kind, data.clone()),
+    }
+}
+
+/// The msgpack library's value as a [`Value`].
+fn from_msgpack(v: rmpv::Value) -> Result<Value> {
+    Ok(match v {
+        rmpv::Value::Nil => Value::Nil,
+        rmpv::Value::Boolean(b) => Value::Bool(b),
+        rmpv::Value::Integer(i) => Value::Int(match (i.as_i64(), i.as_u64()) {
+            (Some(v), _) => i128::from(v),
+            (None, Some(v)) => i128::from(v),
+            (None, None) => {
+                return Err(Error::Internal {
+                    what: "a msgpack integer is an i64 or a u64",
+                })
+            }
+        }),
+        rmpv::Value::F32(f) => Value::F32(f),
+        rmpv::Value::F64(f) => Value::F64(f),
+        rmpv::Value::String(s) => Value::Str(s.into_str().ok_or(Error::Malformed {
+            what: "a msgpack string in a metalayer is not UTF-8",
+        })?),
+        rmpv::Value::Binary(b) => Value::Bin(b),
+        rmpv::Value::Array(items) => {
+            Value::Array(items.into_iter().map(from_msgpack).collect::<Result<_>>()?)
+        }
+        rmpv::Value::Map(entries) => Value::Map(
+            entries
+                .into_iter()
+                .map(|(k, v)| Ok((from_msgpack(k)?, from_msgpack(v)?)))
+                .collect::<Result<_>>()?,
+        ),
+        rmpv::Value::Ext(kind, data) => Value::Ext(kind, data),
+    })
+}
 
 /// The msgpack bytes of `v`, each integer in its shortest encoding and floats as float64,
 /// as msgpack-python writes them.
@@ -25,25 +136,25 @@ pub const TUPLE_MARKER: &str = "__tuple__";
 pub fn pack(v: &Value) -> Vec<u8> {
     let mut out = Vec::new();
     // Writing into a Vec cannot fail.
-    let _ = rmpv::encode::write_value(&mut out, v);
+    let _ = rmpv::encode::write_value(&mut out, &to_msgpack(v));
     out
 }
 
 /// The value `bytes` encode (exactly: trailing bytes are an error).
 ///
 /// # Errors
-/// [`Error::Data`] for bytes that are not one msgpack value.
+/// [`Error::Malformed`] for bytes that do not start with a msgpack value or a string that is
+/// not UTF-8, [`Error::InvalidHeader`] for bytes after it.
 pub fn unpack(bytes: &[u8]) -> Result<Value> {
     let mut rd = bytes;
-    let v = rmpv::decode::read_value(&mut rd)
-        .map_err(|e| Error::Data(format!("not a msgpack value: {e}")))?;
+    let v = rmpv::decode::read_value(&mut rd).map_err(|_| Error::Malformed {
+        what: "a metalayer's content is not a msgpack value",
+    })?;
     if !rd.is_empty() {
-        return Err(Error::Data(format!(
-            "{} bytes after the msgpack value",
-            rd.len()
-        )));
+        let what = "bytes after the msgpack value of a metalayer";
+        return Err(Error::header(what, rd.len(), Expected::Exactly(0)));
     }
-    Ok(v)
+    from_msgpack(v)
 }
 
 /// A tuple as python-blosc2 encodes it: `["__tuple__", items…]`.
@@ -81,7 +192,7 @@ mod tests {
             (-200).into(),
             1.5.into(),
             "x".into(),
-            Value::Binary(b"y".to_vec()),
+            Value::Bin(b"y".to_vec()),
             true.into(),
             Value::Nil,
         ]);
@@ -91,8 +202,42 @@ mod tests {
         ];
         assert_eq!(pack(&v), expected);
         assert_eq!(unpack(&expected).unwrap(), v);
-        assert!(unpack(&[0x92, 1]).is_err());
-        assert!(unpack(&[1, 2]).is_err());
+        let e = unpack(&[0x92, 1]).unwrap_err();
+        assert!(matches!(e, Error::Malformed { .. }), "{e}");
+        let e = unpack(&[1, 2]).unwrap_err();
+        assert!(matches!(e, Error::InvalidHeader { value: 1, .. }), "{e}");
         assert_eq!(as_tuple(&tuple(vec![1.into()])).unwrap(), &[Value::from(1)]);
+    }
+
+    #[test]
+    fn every_kind_round_trips_and_integers_span_msgpack() {
+        let v = Value::Map(vec![
+            (
+                Value::from("ints"),
+                Value::Array(vec![
+                    Value::from(i64::MIN),
+                    Value::from(u64::MAX),
+                    Value::from(-1),
+                    Value::from(0u8),
+                ]),
+            ),
+            (Value::from(7), Value::F32(0.5)),
+            (Value::Nil, Value::Ext(-3, vec![1, 2])),
+            (Value::Bool(false), Value::Bin(vec![])),
+        ]);
+        let bytes = pack(&v);
+        assert_eq!(unpack(&bytes).unwrap(), v);
+        // u64::MAX is a uint64, i64::MIN an int64, -1 a negative fixint, 0 a positive one.
+        assert_eq!(&bytes[7..7 + 9], &[0xd3, 0x80, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(
+            &bytes[16..16 + 9],
+            &[0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]
+        );
+        assert_eq!(&bytes[25..27], &[0xff, 0x00]);
+        assert_eq!(Value::from("x").as_str(), Some("x"));
+        assert_eq!(Value::from(3).as_str(), None);
+        // A str that is not UTF-8 is refused.
+        let e = unpack(&[0xa1, 0xff]).unwrap_err();
+        assert!(matches!(e, Error::Malformed { .. }), "{e}");
     }
 }

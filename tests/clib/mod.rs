@@ -10,8 +10,8 @@ pub fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// target/<profile>/ of this test, with libstrata.a and libstrata.so built there: `cargo test`
-/// builds only the rlib.
+/// target/<profile>/ of this test, with libstrata.a and libstrata.so built there (with HDF5
+/// support, as `make` builds them): `cargo test` builds only the rlib.
 pub fn lib_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
     let dir = exe
@@ -19,9 +19,15 @@ pub fn lib_dir() -> PathBuf {
         .and_then(Path::parent)
         .expect("target/<profile>/deps");
     let mut cargo = Command::new(env!("CARGO"));
-    cargo
-        .current_dir(root())
-        .args(["build", "--quiet", "-p", "strata", "--lib"]);
+    cargo.current_dir(root()).args([
+        "build",
+        "--quiet",
+        "-p",
+        "strata",
+        "--lib",
+        "--features",
+        "hdf5",
+    ]);
     if dir.file_name().and_then(|n| n.to_str()) == Some("release") {
         cargo.arg("--release");
     }
@@ -30,6 +36,15 @@ pub fn lib_dir() -> PathBuf {
         "building libstrata failed"
     );
     dir.to_path_buf()
+}
+
+/// The linker flags of Debian's libhdf5 (`pkg-config --libs hdf5`), which a program linking
+/// libstrata.a statically needs.
+pub fn hdf5_libs() -> Vec<String> {
+    run(Command::new("pkg-config").args(["--libs", "hdf5"]))
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
 }
 
 /// A fresh scratch directory for one test.

@@ -1,10 +1,12 @@
-"""Fixtures of the interop suite: the strata CLI (STRATA_BIN) and the real grids in data/."""
+"""Fixtures of the interop suite: the strata CLI (STRATA_BIN), the HDF5 peers (Strata's HDF5
+plugin beside it) and the real grids in data/."""
 
 from pathlib import Path
 
 import blosc2
 import numpy as np
 import pytest
+from hdf5_peers import Peers
 from helpers import REPO, Strata, strata_binary
 
 DATA = REPO / "data"
@@ -35,3 +37,9 @@ def grids() -> dict:
     if missing:
         pytest.fail(f"missing {', '.join(missing)}: run scripts/fetch-data.sh")
     return {name: np.load(path) for name, path in files.items()}
+
+
+@pytest.fixture(scope="session")
+def peers(strata_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Peers:
+    """The HDF5 peers, Strata's plugin and the ZFP plugin copied from the build beside strata."""
+    return Peers.make(strata_bin.parent, tmp_path_factory.mktemp("hdf5-plugins"))

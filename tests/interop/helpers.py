@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import socket
 import subprocess
+import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -275,3 +279,59 @@ def assert_same(got: bytes, want: bytes, what: str) -> None:
     """Fails with a short message; pytest's own diff of large byte strings takes minutes."""
     if got != want:
         raise AssertionError(f"{what}: {describe_difference(got, want)}")
+
+
+# --------------------------------------------------------------------------- servers
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 free now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_cat2_server(base: Path, public: Path) -> tuple[subprocess.Popen, str]:
+    """cat2-server (caterva2[server], login off) on 127.0.0.1 serving a copy of `public` as
+    @public (state in base/cat2: Caterva2 rewrites plain files in place on a GET); returns the
+    process and its URL once it answers. Fails the test when it cannot start."""
+    import httpx
+    import pytest
+
+    cat2 = Path(sys.executable).parent / "cat2-server"
+    if not cat2.is_file():
+        pytest.fail(f"no {cat2}: scripts/setup-venv.sh installs caterva2[server]")
+    state = base / "cat2" / "state"
+    shutil.copytree(public, state / "public")
+    (base / "cat2" / "caterva2-server.toml").write_text("[server]\nlogin = false\n")
+    port = free_port()
+    proc = subprocess.Popen(
+        [str(cat2), "--listen", f"127.0.0.1:{port}", "--statedir", str(state)],
+        cwd=base / "cat2",
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=dict(os.environ, CATERVA2_SECRET="interop-test"),
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 120
+    while True:
+        try:
+            if httpx.get(f"{url}/api/roots", timeout=2).status_code == 200:
+                return proc, url
+        except httpx.HTTPError:
+            pass
+        if time.time() > deadline or proc.poll() is not None:
+            stop_all([proc])
+            pytest.fail("cat2-server did not start")
+        time.sleep(0.3)
+
+
+def stop_all(procs: list[subprocess.Popen]) -> None:
+    """Terminates the servers a test started (killed after 20 s)."""
+    for p in procs:
+        p.terminate()
+        try:
+            p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()

@@ -26,6 +26,8 @@ import pytest
 from helpers import REPO, strata_binary
 
 CFLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"]
+# libstrata is built with HDF5 support: a program linking libstrata.a links Debian's libhdf5.
+HDF5_LIBS = subprocess.run(["pkg-config", "--libs", "hdf5"], capture_output=True, text=True, check=True).stdout.split()
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +42,7 @@ def build(src: Path, out_dir: Path, lib: Path) -> Path:
     """Compiles `src` against the header and libstrata.a; returns the executable."""
     exe = out_dir / src.stem
     subprocess.run(
-        ["cc", *CFLAGS, "-I", REPO / "include", src, lib, "-lm", "-lpthread", "-ldl", "-o", exe],
+        ["cc", *CFLAGS, "-I", REPO / "include", src, lib, *HDF5_LIBS, "-lm", "-lpthread", "-ldl", "-o", exe],
         check=True,
         capture_output=True,
         text=True,
@@ -201,7 +203,7 @@ def test_fortran_array_opens_in_python_blosc2_transposed(tmp_path: Path, libstra
     exe = tmp_path / "slice_array"
     subprocess.run(
         [gfortran, *flags, "-I", tmp_path, fdir / "examples" / "slice_array.f90", tmp_path / "strata.o", libstrata,
-         "-lm", "-lpthread", "-ldl", "-o", exe],
+         *HDF5_LIBS, "-lm", "-lpthread", "-ldl", "-o", exe],
         check=True,
     )
     assert run(exe, tmp_path).endswith("ok\n")

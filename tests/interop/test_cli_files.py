@@ -20,7 +20,7 @@ def test_cli_frames_open_in_python_blosc2(strata, tmp_path, grids, codec, sparse
     raw = tmp_path / "levitus.raw"
     raw.write_bytes(levitus.tobytes())
     frame = tmp_path / ("levitus.b2frame" if not sparse else "levitus-dir.b2frame")
-    args = ["compress", "--codec", codec, "--typesize", "4", "--chunk-bytes", "1M"]
+    args = ["compress", "--codec", codec, "--typesize", "4", "--chunksize", "1M"]
     strata.output(*args, *(["--sparse"] if sparse else []), raw, frame)
     schunk = blosc2.open(str(frame))
     assert schunk.nchunks == -(-levitus.nbytes // (1 << 20))
@@ -55,6 +55,22 @@ def test_python_blosc2_frames_read_by_the_cli(strata, tmp_path, grids):
     out = tmp_path / "back.raw"
     strata.output("decompress", path, out)
     assert out.read_bytes() == data.tobytes() + zeros.tobytes()
+
+
+@pytest.mark.parametrize("contiguous", [True, False], ids=["contiguous", "sparse"])
+def test_python_blosc2_variable_chunk_frames_decompress_with_the_cli(strata, tmp_path, contiguous):
+    """C-Blosc2 writes chunksize 0 when chunks differ in size: each chunk gives its own bytes."""
+    path = tmp_path / "var.b2frame"
+    s = blosc2.SChunk(chunksize=1000, urlpath=str(path), contiguous=contiguous, mode="w", cparams={"typesize": 2})
+    pieces = [np.arange(150, dtype="<u2").tobytes(), b"x" * 5000, b"yz" * 700, b"end!" * 16]
+    for p in pieces:
+        s.append_chunk(blosc2.compress2(p, typesize=2))
+    del s
+    info = json.loads(strata.output("info", "--json", path))
+    assert (info["nchunks"], info["chunksize"], info["nbytes"]) == (4, None, sum(map(len, pieces)))
+    out = tmp_path / "back.raw"
+    strata.output("decompress", path, out)
+    assert out.read_bytes() == b"".join(pieces)
 
 
 def test_cli_import_of_netcdf_opens_in_python_blosc2(strata, tmp_path, grids):

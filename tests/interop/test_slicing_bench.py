@@ -105,7 +105,7 @@ def test_files_use_the_stated_parameters(run):
         with h5py.File(run["files"] / libs["h5py"]["file"], "r") as f:
             ds = f["data"]
             assert ds.chunks == case.chunks
-            opts = ds._filters["32026"]  # hdf5plugin's Blosc2 filter (spec/hdf5.md §2)
+            opts = ds._filters["32026"]  # hdf5plugin's Blosc2 filter (HDF5 filter 32026)
             assert (opts[4], opts[5], opts[6]) == (5, 1, 1)  # clevel 5, SHUFFLE, lz4
             assert opts[7:] == (len(case.shape), *case.chunks)
         assert libs["h5py"]["blocksize"] == math.prod(libs["h5py"]["blockshape"]) * 8

@@ -71,7 +71,7 @@ def chunk_indices(shape, chunks):
 def b2nd_layout(arr: np.ndarray, idx, chunks, blocks) -> bytes:
     """Chunk `idx` of `arr` as b2nd stores it uncompressed: padded with zeros to the extended
     chunk shape (chunks rounded up to whole blocks), then block after block in C order, each
-    block's items in C order (shared/spec/frames.md §10)."""
+    block's items in C order (docs/b2nd.md, data layout)."""
     nd = arr.ndim
     ext = [-(-c // b) * b for c, b in zip(chunks, blocks)]
     part = arr[tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(idx, chunks, arr.shape))]
@@ -219,3 +219,21 @@ def _write(strata: Strata, chunk: bytes) -> Path:
     path = strata._path(".b2")
     path.write_bytes(chunk)
     return path
+
+
+@pytest.mark.parametrize("typesize", [4, 8])
+@pytest.mark.parametrize(("codec", "meta"), [(ACC, -2), (PREC, 16), (RATE, 50)])
+def test_chunks_without_nd_context_are_stored_raw_as_cblosc2_does(strata: Strata, zfp, codec, meta, typesize):
+    """A chunk compressed on its own (no super-chunk, no --shape): C-Blosc2's ZFP encoders store
+    the blocks raw and the chunk is memcpyed; Strata's chunk is the same, byte for byte."""
+    data = np.linspace(-5, 5, 6000, dtype=np.float32 if typesize == 4 else np.float64).tobytes()
+    c_chunk = blosc2.compress2(data, codec=codec, codec_meta=meta & 0xFF, typesize=typesize, filters=[], nthreads=1)
+    raw = strata.scratch / "in.raw"
+    raw.write_bytes(data)
+    out = strata.scratch / "out.b2"
+    strata.output("chunk", "compress", "--codec", CLI_NAME[codec], "--codec-meta", str(meta), "--typesize",
+                  str(typesize), "--filter", "noshuffle", raw, out)
+    s_chunk = out.read_bytes()
+    assert c_chunk[2] & 0x02 and len(c_chunk) == 32 + len(data), "C-Blosc2 stored it memcpyed"
+    assert s_chunk == c_chunk, f"Strata {s_chunk[:32].hex()}, C-Blosc2 {c_chunk[:32].hex()}"
+    assert blosc2.decompress2(s_chunk) == data

@@ -6,6 +6,7 @@
  *   TWICE                                    the descriptor listed twice
  *   FAIL_CODE=n                              the encoder fails with code n and a message
  *   LOG_PATH="file"                          each call of the entry point appends a line there
+ *   UNDEFINED_SYMBOL                         the encoder calls a function nothing defines
  * The codec is a byte run-length coder: (count, value) pairs. */
 #include "strata.h"
 
@@ -25,9 +26,18 @@
 #define TEST_NAME "test_rle"
 #endif
 
+#ifdef UNDEFINED_SYMBOL
+/* Declared, defined nowhere: the library links (undefined symbols are allowed in shared
+ * libraries) and only binding it finds the hole. */
+int64_t strata_test_undefined_function(void);
+#endif
+
 static int64_t rle_encode(const uint8_t *src, size_t srclen, uint8_t *dst, size_t dstlen,
                           const strata_block_ctx *ctx) {
-#ifdef FAIL_CODE
+#if defined(UNDEFINED_SYMBOL)
+  (void)src; (void)srclen; (void)dst; (void)dstlen; (void)ctx;
+  return strata_test_undefined_function();
+#elif defined(FAIL_CODE)
   snprintf(ctx->errbuf, ctx->errbuf_len, "test failure in block %zu", ctx->nblock);
   (void)src; (void)srclen; (void)dst; (void)dstlen;
   return FAIL_CODE;

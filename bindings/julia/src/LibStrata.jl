@@ -43,6 +43,8 @@ const STRATA_ERROR_MAX_BUFSIZE_EXCEEDED = -35
 const STRATA_ERROR_PLUGIN_PANIC = -1000
 const STRATA_ERROR_PANIC = -1001
 const STRATA_ERROR_PLUGIN_LOAD = -1002
+const STRATA_ERROR_INTERNAL = -1003
+const STRATA_ERROR_REMOTE = -1004
 
 const STRATA_SYNC_NONE = 0
 const STRATA_SYNC_ON_CLOSE = 1
@@ -142,6 +144,20 @@ struct strata_ndarray_info
     nbytes::Int64
     cbytes::Int64
 end
+
+struct strata_cache_stats
+    hits::UInt64
+    misses::UInt64
+    coalesced::UInt64
+    inserts::UInt64
+    evictions::UInt64
+    bytes::UInt64
+    entries::UInt64
+    capacity::UInt64
+end
+
+"Opaque block cache handle (only `Ptr{strata_cache}` exists)."
+mutable struct strata_cache end
 
 "Opaque super-chunk handle (only `Ptr{strata_schunk}` exists)."
 mutable struct strata_schunk end
@@ -422,8 +438,34 @@ strata_ndarray_set_slice(array, ndim, start, stop, step, src, srclen) =
           (Ptr{strata_ndarray}, Int32, Ptr{Int64}, Ptr{Int64}, Ptr{Int64}, Ptr{UInt8}, Csize_t),
           array, ndim, start, stop, step, src, srclen)
 
+strata_ndarray_open_hdf5(path, dataset, out) =
+    ccall((:strata_ndarray_open_hdf5, libstrata), Int32,
+          (Cstring, Cstring, Ptr{Ptr{strata_ndarray}}), path, dataset, out)
+
+strata_ndarray_export_hdf5(array, path, dataset, overwrite) =
+    ccall((:strata_ndarray_export_hdf5, libstrata), Int32,
+          (Ptr{strata_ndarray}, Cstring, Cstring, Int32), array, path, dataset, overwrite)
+
 strata_ndarray_resize(array, ndim, new_shape) =
     ccall((:strata_ndarray_resize, libstrata), Int32,
           (Ptr{strata_ndarray}, Int32, Ptr{Int64}), array, ndim, new_shape)
+
+strata_ndarray_set_cache(array, cache) =
+    ccall((:strata_ndarray_set_cache, libstrata), Int32,
+          (Ptr{strata_ndarray}, Ptr{strata_cache}), array, cache)
+
+# ------------------------------------------------------------------ block cache
+strata_cache_new(capacity) =
+    ccall((:strata_cache_new, libstrata), Ptr{strata_cache}, (UInt64,), capacity)
+
+strata_cache_free(cache) =
+    ccall((:strata_cache_free, libstrata), Cvoid, (Ptr{strata_cache},), cache)
+
+strata_cache_get_stats(cache, out) =
+    ccall((:strata_cache_get_stats, libstrata), Int32,
+          (Ptr{strata_cache}, Ptr{strata_cache_stats}), cache, out)
+
+strata_cache_clear(cache) =
+    ccall((:strata_cache_clear, libstrata), Int32, (Ptr{strata_cache},), cache)
 
 end # module LibStrata

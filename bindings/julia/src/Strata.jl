@@ -22,7 +22,8 @@ export StrataError, compress, decompress, getitem, chunkinfo
 export SChunk, nchunks, nbytes, cbytes, typesize, chunksize
 export append_chunk!, insert_chunk!, update_chunk!, update_chunks!, delete_chunk!, chunk, decompress_chunk
 export meta, meta!, metanames, vlmeta, vlmeta!, delete_vlmeta!, vlmetanames, to_cframe
-export NDArray, chunks, blocks, dtype, save
+export NDArray, chunks, blocks, dtype, save, open_hdf5, export_hdf5
+export BlockCache, cachestats, set_cache!, clear!
 
 # ------------------------------------------------------------------ errors
 
@@ -277,6 +278,8 @@ end
     Strata.open(path; mode=:read, sync=:on_close) -> SChunk
 
 Opens a frame file or sparse frame directory; `mode` is `:read`, `:readwrite` or `:append`.
+An `http://` or `https://` URL opens a remote frame, read-only (`mode=:read`), fetching only
+the bytes reads need; its failures throw a `StrataError` with code `STRATA_ERROR_REMOTE` (−1004).
 """
 function open(path::AbstractString; mode::Symbol = :read, sync::Symbol = :on_close)
     out = Ref{Ptr{LibStrata.strata_schunk}}(C_NULL)
@@ -540,14 +543,43 @@ end
 """
     Strata.open_array(path; mode=:read, sync=:on_close, T=nothing) -> NDArray
 
-Opens a `.b2nd` file or sparse directory; the element type comes from its dtype (plain
-NumPy types), else `NTuple{typesize,UInt8}`, unless `T` is given.
+Opens a `.b2nd` file or sparse directory, or the `http://`/`https://` URL of one (read-only:
+indexing fetches only the blocks a section touches); the element type comes from its dtype
+(plain NumPy types), else `NTuple{typesize,UInt8}`, unless `T` is given.
 """
 function open_array(path::AbstractString; mode::Symbol = :read, sync::Symbol = :on_close,
                     T::Union{Nothing,DataType} = nothing)
     out = Ref{Ptr{LibStrata.strata_ndarray}}(C_NULL)
     check(LibStrata.strata_ndarray_open(path, UInt8(MODES[mode]), UInt8(SYNCS[sync]), out))
-    h = out[]
+    return wrap_handle(out[], T)
+end
+
+"""
+    Strata.open_hdf5(path, dataset; T=nothing) -> NDArray
+
+Opens dataset `dataset` (`"/group/name"`) of the HDF5 file `path` as a read-only `NDArray`:
+indexing reads only the chunks and blocks a section touches where its chunks are Blosc2
+frames (HDF5's filter 32026), and goes through HDF5 otherwise. Element type as `open_array`.
+"""
+function open_hdf5(path::AbstractString, dataset::AbstractString; T::Union{Nothing,DataType} = nothing)
+    out = Ref{Ptr{LibStrata.strata_ndarray}}(C_NULL)
+    check(LibStrata.strata_ndarray_open_hdf5(path, dataset, out))
+    return wrap_handle(out[], T)
+end
+
+"""
+    export_hdf5(a::NDArray, path, dataset; overwrite=false)
+
+Writes `a` as dataset `dataset` of the HDF5 file `path` (made if missing) with HDF5's Blosc2
+filter, its chunks copied as stored; h5py with hdf5plugin, PyTables and h5dump read it.
+"""
+function export_hdf5(a::NDArray, path::AbstractString, dataset::AbstractString; overwrite::Bool = false)
+    check(LibStrata.strata_ndarray_export_hdf5(a, path, dataset, Int32(overwrite)))
+    return nothing
+end
+
+# An NDArray over the handle `h`, its element type from its dtype unless `T` is given.
+function wrap_handle(h::Ptr{LibStrata.strata_ndarray}, T)
     r = Ref{LibStrata.strata_ndarray_info}()
     rc = LibStrata.strata_ndarray_get_info(h, r)
     rc < 0 && (LibStrata.strata_ndarray_free(h); check(rc))
@@ -635,5 +667,50 @@ function to_cframe(a::NDArray)
     check(LibStrata.strata_ndarray_to_cframe(a, out, length(out)))
     return out
 end
+
+# ------------------------------------------------------------------ block cache
+
+"""
+    BlockCache(capacity)
+
+A cache of decompressed blocks of at most `capacity` bytes, shared by the arrays given it
+(`set_cache!`): a block one of them decompressed, the others copy. Blocks are kept under each
+array's version (its file's identity when opened and its frame's state), so a file changed on
+disk and opened again never gets old blocks.
+"""
+mutable struct BlockCache
+    handle::Ptr{LibStrata.strata_cache}
+    function BlockCache(capacity::Integer)
+        c = new(LibStrata.strata_cache_new(UInt64(capacity)))
+        finalizer(c) do x
+            LibStrata.strata_cache_free(x.handle)
+            x.handle = C_NULL
+        end
+        return c
+    end
+end
+
+Base.cconvert(::Type{Ptr{LibStrata.strata_cache}}, c::BlockCache) = c
+function Base.unsafe_convert(::Type{Ptr{LibStrata.strata_cache}}, c::BlockCache)
+    c.handle == C_NULL && throw(ArgumentError("the BlockCache is freed"))
+    return c.handle
+end
+
+"The cache's counters: hits, misses (blocks decompressed), evictions, bytes and blocks held."
+function cachestats(c::BlockCache)
+    r = Ref{LibStrata.strata_cache_stats}()
+    check(LibStrata.strata_cache_get_stats(c, r))
+    return r[]
+end
+
+"Makes `a` read its blocks through `c` (`nothing`: through none)."
+function set_cache!(a::NDArray, c::Union{BlockCache,Nothing})
+    ptr = c === nothing ? Ptr{LibStrata.strata_cache}(C_NULL) : Base.unsafe_convert(Ptr{LibStrata.strata_cache}, c)
+    check(LibStrata.strata_ndarray_set_cache(a, ptr))
+    return a
+end
+
+"Drops every block `c` holds."
+clear!(c::BlockCache) = (check(LibStrata.strata_cache_clear(c)); c)
 
 end # module Strata

@@ -162,4 +162,23 @@ using Strata: LibStrata
         m = Strata.open_array(path)
         @test_throws StrataError (m[1, 1, 1:2] = [1.0, 2.0])   # opened read-only
     end
+
+    @testset "HDF5 datasets" begin
+        dir = mktempdir()
+        G = Float32[100 * j + i for i in 1:120, j in 1:90]
+        a = NDArray(G; path = joinpath(dir, "g.b2nd"), chunks = (60, 30), blocks = (20, 10))
+        h5 = joinpath(dir, "g.h5")
+        export_hdf5(a, h5, "/grid")
+        @test_throws StrataError export_hdf5(a, h5, "/grid")       # exists
+        export_hdf5(a, h5, "/grid"; overwrite = true)
+        close(a)
+        d = open_hdf5(h5, "/grid")
+        @test d isa NDArray{Float32,2}
+        @test size(d) == (120, 90) && chunks(d) == (60, 30) && blocks(d) == (20, 10)
+        @test Array(d) == G
+        @test d[10:30, 40:8:88] == G[10:30, 40:8:88]
+        @test_throws StrataError (d[1, 1:2] = Float32[1, 2])      # an HDF5 dataset reads only
+        close(d)
+        @test_throws StrataError open_hdf5(h5, "/nothing")
+    end
 end

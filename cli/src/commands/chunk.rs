@@ -2,13 +2,14 @@
 //! [`ChunkReport`], what its header says (also what `strata info` reports for a chunk).
 
 use crate::formats::raw::read_input;
+use crate::input;
 use crate::options::{CompressOptions, NdArgs, Threads};
+use crate::output::{self, Form, Staged};
 use crate::report::{self, Report};
 use crate::usage_error;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use serde::Serialize;
-use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use strata::chunk::{compress_vec, decompress_vec_ctx, Context as ChunkContext, DParams, Decoder};
@@ -18,6 +19,7 @@ use strata::format::chunk::{
     FLAG_SHUFFLE, MAX_BUFFERSIZE, MAX_FILTERS,
 };
 use strata::registry::Registry;
+use strata::FilterId;
 
 /// The `chunk` subcommands.
 #[derive(Debug, Subcommand)]
@@ -32,7 +34,8 @@ pub enum ChunkCommand {
         nd: NdArgs,
         /// The chunk file.
         input: PathBuf,
-        /// Where to write the raw bytes.
+        /// Where to write the raw bytes (replaced if it exists; a character device or FIFO
+        /// takes them as a stream).
         output: PathBuf,
     },
     /// Print what a chunk's header says.
@@ -57,7 +60,8 @@ pub enum ChunkCommand {
         /// Number of items.
         #[arg(long)]
         nitems: usize,
-        /// Where to write the items' bytes.
+        /// Where to write the items' bytes (replaced if it exists; a character device or FIFO
+        /// takes them as a stream).
         output: PathBuf,
     },
 }
@@ -73,7 +77,8 @@ pub struct CompressArgs {
     threads: Threads,
     /// Raw bytes, or a C-order .npy file.
     input: PathBuf,
-    /// Where to write the chunk.
+    /// Where to write the chunk (replaced if it exists; a character device or FIFO takes it
+    /// as a stream).
     output: PathBuf,
 }
 
@@ -90,17 +95,17 @@ pub fn run(cmd: ChunkCommand) -> Result<()> {
             input,
             output,
         } => {
-            let chunk = read(&input)?;
+            let chunk = input::read_chunk(&input)?;
             let dparams = DParams {
                 nthreads: threads.nthreads,
                 nd: nd.meta()?,
             };
             let data = decompress_vec_ctx(&ChunkContext::global(), &dparams, &chunk)
                 .with_context(|| format!("cannot decompress {}", input.display()))?;
-            write(&output, &data)
+            write(&output, &input, &data)
         }
         ChunkCommand::Info { input, json } => {
-            let chunk = read(&input)?;
+            let chunk = input::read_chunk(&input)?;
             report::print(
                 &ChunkReport::of(&input.display().to_string(), &chunk)?,
                 json,
@@ -114,10 +119,10 @@ pub fn run(cmd: ChunkCommand) -> Result<()> {
             nitems,
             output,
         } => {
-            let chunk = read(&input)?;
+            let chunk = input::read_chunk(&input)?;
             let context = || format!("cannot get items from {}", input.display());
             let ctx = ChunkContext::global();
-            let decoder = Decoder::new(ctx.registry, &chunk)
+            let decoder = Decoder::new(ctx.registry(), &chunk)
                 .with_context(context)?
                 .with_nd(nd.meta()?);
             // A range beyond the chunk gets no buffer: the library reports it as an index error.
@@ -128,23 +133,23 @@ pub fn run(cmd: ChunkCommand) -> Result<()> {
                 .unwrap_or(0);
             let mut items = vec![0u8; len];
             decoder
-                .getitem_on(&ctx.runtime, threads.nthreads, start, nitems, &mut items)
+                .getitem_on(ctx.runtime(), threads.nthreads, start, nitems, &mut items)
                 .with_context(context)?;
-            write(&output, &items)
+            write(&output, &input, &items)
         }
     }
 }
 
-/// The bytes of the file `path`.
-///
-/// # Errors
-/// The file cannot be read; the message names it.
-pub fn read(path: &Path) -> Result<Vec<u8>> {
-    fs::read(path).with_context(|| format!("cannot read {}", path.display()))
-}
-
-fn write(path: &Path, bytes: &[u8]) -> Result<()> {
-    fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
+/// Writes `bytes` to `output`: a regular file there is replaced (the chunk commands have no
+/// `--force`), a device or FIFO takes them as a stream (see [`output::check`]).
+fn write(output: &Path, input: &Path, bytes: &[u8]) -> Result<()> {
+    let out = output::check(output, input, true, Form::Bytes)?;
+    let staged = Staged::new(&out)?;
+    staged
+        .file()?
+        .write_all(bytes)
+        .with_context(|| format!("cannot write {}", output.display()))?;
+    staged.commit()
 }
 
 fn compress(args: &CompressArgs) -> Result<()> {
@@ -156,7 +161,7 @@ fn compress(args: &CompressArgs) -> Result<()> {
     cparams.nd = args.nd.meta()?;
     let chunk = compress_vec(&cparams, &input.data)
         .with_context(|| format!("cannot compress {}", args.input.display()))?;
-    write(&args.output, &chunk)
+    write(&args.output, &args.input, &chunk)
 }
 
 /// One used filter slot of a chunk or frame.
@@ -175,19 +180,19 @@ pub struct FilterSlot {
 impl FilterSlot {
     /// The slots holding a filter (ID not 0), named by the registry.
     #[must_use]
-    pub fn used(filters: &[u8; MAX_FILTERS], metas: &[u8; MAX_FILTERS]) -> Vec<FilterSlot> {
+    pub fn used(filters: &[FilterId; MAX_FILTERS], metas: &[u8; MAX_FILTERS]) -> Vec<FilterSlot> {
         let registry = Registry::global();
         filters
             .iter()
             .zip(metas)
             .enumerate()
-            .filter(|(_, (&id, _))| id != 0)
+            .filter(|(_, (&id, _))| id != FilterId::NOFILTER)
             .map(|(slot, (&id, &meta))| FilterSlot {
                 slot,
-                id,
+                id: id.0,
                 name: registry
                     .filter(id)
-                    .map_or_else(|_| format!("id{id}"), |f| f.name().to_owned()),
+                    .map_or_else(|_| format!("id{}", id.0), |f| f.name().to_owned()),
                 meta,
             })
             .collect()
@@ -245,7 +250,7 @@ impl ChunkReport {
         // Plugin codecs by their registered name (loading the plugin if it is in the search path).
         let codec = Registry::global()
             .codec(h.compcode)
-            .map_or_else(|_| h.codec_name(), |c| c.name().to_owned());
+            .map_or_else(|_| format!("id{}", h.compcode.0), |c| c.name().to_owned());
         Ok(ChunkReport {
             version: h.version,
             versionlz: h.versionlz,
@@ -258,7 +263,7 @@ impl ChunkReport {
             blocksize: h.blocksize,
             nblocks: h.nblocks(),
             codec,
-            codec_id: h.compcode,
+            codec_id: h.compcode.0,
             codec_meta: h.compcode_meta,
             filters: FilterSlot::used(&h.filters, &h.filters_meta),
             blosc2_flags: h.blosc2_flags,
@@ -378,6 +383,7 @@ mod tests {
     use super::{ChunkReport, FilterSlot};
     use crate::report::Report;
     use strata::chunk::{compress_vec, CParams};
+    use strata::{CodecId, FilterId};
 
     fn text(report: &ChunkReport) -> String {
         let mut out = Vec::new();
@@ -390,9 +396,9 @@ mod tests {
         let data: Vec<u8> = (0..4000u32).flat_map(|i| (i / 7).to_le_bytes()).collect();
         let cparams = CParams {
             typesize: 4,
-            codec: 5,
+            codec: CodecId::ZSTD,
             blocksize: 4096,
-            filters: [0, 0, 0, 0, 3, 1],
+            filters: [0, 0, 0, 0, 3, 1].map(FilterId),
             filters_meta: [0, 0, 0, 0, 0, 0],
             ..CParams::default()
         };
@@ -434,7 +440,7 @@ mod tests {
 
     #[test]
     fn unknown_filters_and_bad_headers() {
-        let used = FilterSlot::used(&[0, 200, 0, 0, 0, 0], &[0, 7, 0, 0, 0, 0]);
+        let used = FilterSlot::used(&[0, 200, 0, 0, 0, 0].map(FilterId), &[0, 7, 0, 0, 0, 0]);
         assert_eq!(
             used,
             [FilterSlot {

@@ -5,7 +5,7 @@ use super::info::stored_bytes;
 use crate::formats::raw::open_input;
 use crate::human;
 use crate::options::{parse_bytes, CompressOptions};
-use crate::output::{self, Staged};
+use crate::output::{self, Form, Staged};
 use crate::progress::bytes_bar;
 use crate::report::{self, Report};
 use crate::usage_error;
@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 use strata::format::chunk::MAX_BUFFERSIZE;
 use strata::frame::SyncPolicy;
-use strata::scheduler::sizing::recommended_chunk_bytes;
+use strata::scheduler::sizing::recommended_chunksize;
 use strata::scheduler::Runtime;
 use strata::schunk::{Location, SChunk, SChunkOptions};
 
@@ -29,14 +29,15 @@ pub struct CompressArgs {
     /// Bytes per chunk (K/M/G suffixes), rounded down to a multiple of the typesize
     /// [default: from the L3 cache size, see `strata system`].
     #[arg(long, value_parser = parse_bytes)]
-    chunk_bytes: Option<usize>,
+    chunksize: Option<usize>,
     /// Threads compressing chunks; 0 = one per core.
     #[arg(long, default_value_t = 0)]
     nthreads: usize,
     /// Write a sparse frame: a directory holding chunks.b2frame and one file per chunk.
     #[arg(long)]
     sparse: bool,
-    /// Replace OUTPUT if it exists.
+    /// Replace OUTPUT if it exists (a regular file, or with --sparse a directory; nothing else
+    /// is ever replaced).
     #[arg(long, short = 'f')]
     force: bool,
     /// Fsync at every step of every write (survives a power loss at any point; slower).
@@ -45,7 +46,9 @@ pub struct CompressArgs {
     sync: bool,
     /// Raw bytes, or a C-order .npy file (its dtype gives the typesize).
     input: PathBuf,
-    /// The frame to write (.b2frame), or the directory with --sparse.
+    /// The frame to write (.b2frame), or the directory with --sparse; a regular file (a
+    /// symbolic link is followed to its target), never a device or FIFO: frames are written
+    /// in place.
     output: PathBuf,
 }
 
@@ -92,7 +95,8 @@ pub fn run(args: &CompressArgs) -> Result<()> {
 }
 
 fn compress(args: &CompressArgs) -> Result<CompressReport> {
-    output::check(&args.output, &args.input, args.force)?;
+    let form = if args.sparse { Form::Dir } else { Form::Frame };
+    let out = output::check(&args.output, &args.input, args.force, form)?;
     let mut input = open_input(&args.input)?;
     let cparams = args
         .options
@@ -101,20 +105,20 @@ fn compress(args: &CompressArgs) -> Result<CompressReport> {
     let runtime = Runtime::global();
     let typesize = cparams.typesize;
     let wanted = args
-        .chunk_bytes
-        .unwrap_or_else(|| recommended_chunk_bytes(runtime.topology()));
+        .chunksize
+        .unwrap_or_else(|| recommended_chunksize(runtime.topology()));
     if wanted < typesize {
         usage_error(format!(
-            "--chunk-bytes {wanted} is smaller than the typesize {typesize}"
+            "--chunksize {wanted} is smaller than the typesize {typesize}"
         ));
     }
     let chunksize = wanted / typesize * typesize;
     if chunksize > MAX_BUFFERSIZE {
         usage_error(format!(
-            "--chunk-bytes {wanted} is more than a chunk may hold ({MAX_BUFFERSIZE} bytes)"
+            "--chunksize {wanted} is more than a chunk may hold ({MAX_BUFFERSIZE} bytes)"
         ));
     }
-    let staged = Staged::new(&args.output)?;
+    let staged = Staged::new(&out)?;
     let location = if args.sparse {
         Location::Dir(staged.path().to_owned())
     } else {
@@ -193,7 +197,7 @@ mod tests {
             "compress".as_ref(),
             "--typesize".as_ref(),
             "4".as_ref(),
-            "--chunk-bytes".as_ref(),
+            "--chunksize".as_ref(),
             "32K".as_ref(),
             input.as_os_str(),
             frame.as_os_str(),

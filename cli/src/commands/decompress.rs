@@ -3,18 +3,17 @@
 
 use super::export;
 use crate::human;
-use crate::output::{self, Staged};
+use crate::input;
+use crate::output::{self, Form, Output, Staged};
 use crate::progress::bytes_bar;
 use crate::report::{self, Report};
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use serde::Serialize;
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::time::Instant;
 use strata::format::b2nd::{LEGACY_METALAYER, METALAYER};
-use strata::frame::OpenMode;
 use strata::schunk::SChunk;
 
 /// Arguments of `strata decompress`.
@@ -23,13 +22,14 @@ pub struct DecompressArgs {
     /// Threads decompressing the blocks of a chunk; 0 = one per core.
     #[arg(long, default_value_t = 0)]
     nthreads: usize,
-    /// Replace OUTPUT if it exists.
+    /// Replace OUTPUT if it exists (a regular file only: nothing else is ever replaced).
     #[arg(long, short = 'f')]
     force: bool,
-    /// A frame file (.b2frame) or sparse frame directory.
+    /// A frame file (.b2frame) or sparse frame directory, or its http(s):// URL.
     input: PathBuf,
     /// Where to write the raw bytes; for a b2nd array, its items in C order, as a .npy file
-    /// when the name ends in .npy.
+    /// when the name ends in .npy. A symbolic link is followed; a character device or FIFO
+    /// (/dev/null, a pipe) takes the bytes as a stream.
     output: PathBuf,
 }
 
@@ -62,10 +62,8 @@ impl Report for DecompressReport {
 /// # Errors
 /// An unreadable or corrupt frame, an unwritable output; the message names the file.
 pub fn run(args: &DecompressArgs) -> Result<()> {
-    output::check(&args.output, &args.input, args.force)?;
-    let name = args.input.display();
-    let schunk =
-        SChunk::open(&args.input, OpenMode::Read).with_context(|| format!("cannot open {name}"))?;
+    let out = output::check(&args.output, &args.input, args.force, Form::Bytes)?;
+    let schunk = input::open_frame(&args.input)?;
     if [METALAYER, LEGACY_METALAYER]
         .iter()
         .any(|m| schunk.meta(m).is_some())
@@ -73,31 +71,30 @@ pub fn run(args: &DecompressArgs) -> Result<()> {
         drop(schunk);
         return export::export_whole(&args.input, &args.output, args.nthreads, true);
     }
-    report::summary(&decompress(args, schunk)?);
+    report::summary(&decompress(args, &out, schunk)?);
     Ok(())
 }
 
-fn decompress(args: &DecompressArgs, mut schunk: SChunk) -> Result<DecompressReport> {
+fn decompress(args: &DecompressArgs, out: &Output, mut schunk: SChunk) -> Result<DecompressReport> {
     let name = args.input.display();
     schunk.set_nthreads(0, args.nthreads);
-    let staged = Staged::new(&args.output)?;
-    let file = File::create(staged.path())
-        .with_context(|| format!("cannot create {}", args.output.display()))?;
-    let mut writer = BufWriter::new(file);
+    let staged = Staged::new(out)?;
+    let mut writer = BufWriter::new(staged.file()?);
     let bar = bytes_bar("decompressing", schunk.nbytes());
     let start = Instant::now();
     let total = schunk.nbytes();
-    let chunksize = schunk.chunksize().unwrap_or(0) as u64;
+    let mut written = 0u64;
     let mut buf = Vec::new();
     for nchunk in 0..schunk.nchunks() {
-        // Every chunk but the last holds chunksize bytes.
-        let left = (nchunk as u64)
-            .checked_mul(chunksize)
-            .and_then(|before| total.checked_sub(before))
-            .ok_or_else(|| {
-                anyhow!("{name}: chunk {nchunk} of {chunksize} bytes starts past the frame's nbytes {total}")
-            })?;
-        let nbytes = usize::try_from(chunksize.min(left))?;
+        // Each chunk by its own size: frames C-Blosc2 writes with chunks of different sizes
+        // have no chunksize.
+        let nbytes = schunk
+            .chunk_info(nchunk)
+            .with_context(|| format!("{name}: cannot read chunk {nchunk}"))?
+            .nbytes;
+        buf.clear();
+        buf.try_reserve_exact(nbytes)
+            .map_err(|_| anyhow!("{name}: chunk {nchunk}: cannot allocate {nbytes} bytes"))?;
         buf.resize(nbytes, 0);
         schunk
             .decompress_chunk(nchunk, &mut buf)
@@ -105,7 +102,11 @@ fn decompress(args: &DecompressArgs, mut schunk: SChunk) -> Result<DecompressRep
         writer
             .write_all(&buf)
             .with_context(|| format!("cannot write {}", args.output.display()))?;
+        written += nbytes as u64;
         bar.inc(nbytes as u64);
+    }
+    if written != total {
+        bail!("{name}: the chunks hold {written} bytes, the frame's header says {total}");
     }
     writer
         .flush()
@@ -124,6 +125,7 @@ fn decompress(args: &DecompressArgs, mut schunk: SChunk) -> Result<DecompressRep
 mod tests {
     use super::{decompress, DecompressReport};
     use crate::commands::parse_args;
+    use crate::output;
     use crate::report::Report;
     use strata::chunk::CParams;
     use strata::schunk::{Location, SChunk, SChunkOptions};
@@ -147,9 +149,31 @@ mod tests {
         s.close().unwrap();
         let args = parse_args(&["decompress".as_ref(), frame.as_os_str(), back.as_os_str()]);
         let schunk = SChunk::open(&frame, strata::frame::OpenMode::Read).unwrap();
-        let r = decompress(&args, schunk).unwrap();
+        let out = output::check(&back, &frame, false, output::Form::Bytes).unwrap();
+        let r = decompress(&args, &out, schunk).unwrap();
         assert_eq!(std::fs::read(&back).unwrap(), data);
         assert_eq!((r.path, r.nbytes), (back.display().to_string(), 120_004));
+    }
+
+    #[test]
+    fn chunks_of_different_sizes_each_give_their_bytes() {
+        // C-Blosc2 writes a frame without a chunksize when its chunks differ in size.
+        let frame = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/data/peers/variable.b2frame");
+        let dir = tempfile::tempdir().unwrap();
+        let back = dir.path().join("back.raw");
+        let schunk = SChunk::open(&frame, strata::frame::OpenMode::Read).unwrap();
+        assert_eq!((schunk.chunksize(), schunk.nchunks()), (None, 3));
+        let args = parse_args(&["decompress".as_ref(), frame.as_os_str(), back.as_os_str()]);
+        let out = output::check(&back, &frame, false, output::Form::Bytes).unwrap();
+        let r = decompress(&args, &out, schunk).unwrap();
+        let pieces = [
+            (0..100u8).collect::<Vec<u8>>().repeat(3),
+            vec![b'x'; 5000],
+            b"yz".repeat(700),
+        ];
+        assert_eq!(std::fs::read(&back).unwrap(), pieces.concat());
+        assert_eq!(r.nbytes, 6700);
     }
 
     #[test]

@@ -1,15 +1,19 @@
-//! `strata import`: a netCDF-3 file (every numeric variable), a `.npy` file or raw bytes
-//! (with `--shape` and `--dtype`) into b2nd arrays (`.b2nd`), with partitions given or derived
-//! from the cache sizes.
+//! `strata import`: a netCDF-3 file (every numeric variable), an HDF5 file (every dataset of
+//! fixed-size items, or one as `FILE.h5:/path`), a `.npy` file or raw bytes (with `--shape` and
+//! `--dtype`) into b2nd arrays (`.b2nd`), with partitions given or derived from the cache
+//! sizes.
 
 use super::info::stored_bytes;
+use crate::formats::hdf5::is_hdf5;
 use crate::formats::netcdf;
 use crate::formats::raw::open_input;
 use crate::human;
+use crate::input;
 use crate::options::CompressOptions;
-use crate::output::{self, Staged};
+use crate::output::{self, Form, Output, Staged};
 use crate::progress::bytes_bar;
 use crate::report::{self, json_line, Report};
+use crate::source::hdf5_spec;
 use crate::usage_error;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
@@ -17,7 +21,7 @@ use serde::Serialize;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use strata::ndarray::dtype::itemsize;
+use strata::ndarray::dtype::numpy_itemsize;
 use strata::ndarray::{ArrayParams, NdArray};
 use strata::schunk::values::Value;
 use strata::schunk::Location;
@@ -27,10 +31,10 @@ use strata::schunk::Location;
 pub struct PartitionArgs {
     /// Chunk shape in items, comma-separated [default: derived from the L3 cache size].
     #[arg(long, value_delimiter = ',')]
-    chunkshape: Vec<i32>,
+    chunkshape: Vec<usize>,
     /// Block shape in items, comma-separated [default: derived from the L2 cache size].
     #[arg(long, value_delimiter = ',')]
-    blockshape: Vec<i32>,
+    blockshape: Vec<usize>,
 }
 
 /// Arguments of `strata import`.
@@ -42,7 +46,7 @@ pub struct ImportArgs {
     partitions: PartitionArgs,
     /// Shape of raw input in items, comma-separated (raw input only).
     #[arg(long, value_delimiter = ',')]
-    shape: Vec<i64>,
+    shape: Vec<usize>,
     /// NumPy dtype of raw input, e.g. <f4, <i2, |u1 (raw input only).
     #[arg(long)]
     dtype: Option<String>,
@@ -58,16 +62,17 @@ pub struct ImportArgs {
     /// Print one JSON object per array instead of a table.
     #[arg(long)]
     json: bool,
-    /// A netCDF-3 file (.nc, .cdf), a C-order .npy file, or raw bytes with --shape and --dtype.
+    /// A netCDF-3 file (.nc, .cdf), an HDF5 file or one of its datasets (FILE.h5:/path), a
+    /// C-order .npy file, or raw bytes with --shape and --dtype.
     input: PathBuf,
     /// The .b2nd file to write; for netCDF input, a directory that gets one VAR.b2nd per
-    /// variable.
+    /// variable; for a whole HDF5 file, one that gets GROUP/DATASET.b2nd per dataset.
     output: PathBuf,
 }
 
 /// The b2nd parameters for data of `shape` and `dtype` from the command line's flags.
-fn array_params(args: &ImportArgs, shape: &[i64], dtype: &str) -> Result<ArrayParams> {
-    let typesize = itemsize(dtype).unwrap_or_else(|e| usage_error(format!("--dtype: {e}")));
+fn array_params(args: &ImportArgs, shape: &[usize], dtype: &str) -> Result<ArrayParams> {
+    let typesize = numpy_itemsize(dtype).unwrap_or_else(|e| usage_error(format!("--dtype: {e}")));
     if args.options.typesize.is_some() {
         usage_error("--typesize is the dtype's item size for arrays; give --dtype instead");
     }
@@ -77,9 +82,9 @@ fn array_params(args: &ImportArgs, shape: &[i64], dtype: &str) -> Result<ArrayPa
         .unwrap_or_else(|e| usage_error(e));
     cparams.typesize = typesize;
     let mut params = ArrayParams::new(shape, typesize)
-        .dtype(dtype)
-        .cparams(&cparams)
-        .overwrite(true);
+        .with_dtype(dtype)
+        .with_cparams(&cparams)
+        .with_overwrite(true);
     let ndim = shape.len();
     for (name, given) in [
         ("--chunkshape", &args.partitions.chunkshape),
@@ -93,13 +98,13 @@ fn array_params(args: &ImportArgs, shape: &[i64], dtype: &str) -> Result<ArrayPa
         }
     }
     if !args.partitions.chunkshape.is_empty() {
-        params = params.chunkshape(&args.partitions.chunkshape);
+        params = params.with_chunkshape(&args.partitions.chunkshape);
     }
     if !args.partitions.blockshape.is_empty() {
-        params = params.blockshape(&args.partitions.blockshape);
+        params = params.with_blockshape(&args.partitions.blockshape);
     }
     // Shapes and partitions are the user's arguments: refusing them is a usage error.
-    if let Err(e) = params.meta(&strata::chunk::Context::global()) {
+    if let Err(e) = params.meta() {
         usage_error(format!("shape {shape:?}, --chunkshape, --blockshape: {e}"));
     }
     Ok(params)
@@ -134,16 +139,17 @@ pub struct Imported {
 fn write_array(
     args: &ImportArgs,
     name: &str,
-    path: &Path,
-    shape: &[i64],
+    out: &Output,
+    shape: &[usize],
     dtype: &str,
     data: &[u8],
     vlmeta: &[(&str, Value)],
 ) -> Result<Imported> {
     let params = array_params(args, shape, dtype)?;
+    let path = out.path();
     let shown = path.display().to_string();
     let start = Instant::now();
-    let staged = Staged::new(path)?;
+    let staged = Staged::new(out)?;
     let location = Location::File(staged.path().to_owned());
     let mut arr = NdArray::from_buffer(&params, &location, data)
         .with_context(|| format!("cannot write {}", path.display()))?;
@@ -237,7 +243,18 @@ pub fn run(args: &ImportArgs) -> Result<()> {
 }
 
 fn import(args: &ImportArgs) -> Result<ImportReport> {
+    if let Some((file, dataset)) = hdf5_spec(&args.input) {
+        return Ok(ImportReport {
+            arrays: import_hdf5(args, Path::new(file), Some(dataset))?,
+        });
+    }
+    if is_hdf5(&args.input)? {
+        return Ok(ImportReport {
+            arrays: import_hdf5(args, &args.input, None)?,
+        });
+    }
     let name = args.input.display();
+    input::regular_file(&args.input)?;
     let mut head = [0u8; 4];
     let n = std::fs::File::open(&args.input)
         .and_then(|mut f| f.read(&mut head))
@@ -269,7 +286,7 @@ fn import_netcdf(args: &ImportArgs) -> Result<Vec<Imported>> {
     std::fs::create_dir_all(&args.output)
         .with_context(|| format!("cannot create directory {}", args.output.display()))?;
     let bar = bytes_bar("importing", vars.iter().map(|v| v.data.len() as u64).sum());
-    let mut out = Vec::new();
+    let mut arrays = Vec::new();
     for var in &vars {
         let chosen = args.vars.is_empty() || args.vars.contains(&var.name);
         // Text variables (NC_CHAR) are not numeric arrays.
@@ -277,18 +294,89 @@ fn import_netcdf(args: &ImportArgs) -> Result<Vec<Imported>> {
             continue;
         }
         let path = args.output.join(format!("{}.b2nd", var.name));
-        output::check(&path, &args.input, args.force)?;
+        let out = output::check(&path, &args.input, args.force, Form::Frame)?;
         let dims = Value::Array(var.dims.iter().map(|d| Value::from(d.as_str())).collect());
         let attrs = to_msgpack(&serde_json::Value::Object(var.attrs.clone()));
         let vlmeta = [("dims", dims), ("attrs", attrs)];
-        out.push(write_array(
-            args, &var.name, &path, &var.shape, var.dtype, &var.data, &vlmeta,
+        let shape = var
+            .shape
+            .iter()
+            .map(|&d| usize::try_from(d))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| {
+                anyhow!(
+                    "{}: variable {} has shape {:?}",
+                    args.input.display(),
+                    var.name,
+                    var.shape
+                )
+            })?;
+        arrays.push(write_array(
+            args, &var.name, &out, &shape, var.dtype, &var.data, &vlmeta,
         )?);
         bar.inc(var.data.len() as u64);
     }
     bar.finish_and_clear();
-    if out.is_empty() {
+    if arrays.is_empty() {
         bail!("{}: no numeric variable to import", args.input.display());
+    }
+    Ok(arrays)
+}
+
+/// The datasets of the HDF5 file `file` (only `dataset` when given) as b2nd arrays: the
+/// output itself for one dataset, `OUTPUT/GROUP/DATASET.b2nd` for each of a whole file (those
+/// whose items have no fixed size, as variable-length strings, are left out).
+fn import_hdf5(args: &ImportArgs, file: &Path, dataset: Option<&str>) -> Result<Vec<Imported>> {
+    if !args.shape.is_empty() || args.dtype.is_some() || !args.vars.is_empty() {
+        usage_error(
+            "--shape, --dtype and --var are not for HDF5 input; name one dataset as FILE.h5:/path",
+        );
+    }
+    let shown = file.display();
+    let names = match dataset {
+        Some(d) => vec![d.to_owned()],
+        None => {
+            strata::hdf5::list_datasets(file).with_context(|| format!("cannot read {shown}"))?
+        }
+    };
+    let mut out = Vec::new();
+    for name in &names {
+        let ds = match strata::hdf5::H5Dataset::open(file, name) {
+            Ok(ds) => ds,
+            // Datasets Strata cannot read as arrays (no fixed-size items) are left out.
+            Err(e) if e.code() == strata::error::code::INVALID_PARAM && dataset.is_none() => {
+                continue
+            }
+            Err(e) => {
+                return Err(anyhow!(e)).with_context(|| format!("cannot open {shown}:{name}"))
+            }
+        };
+        let path = match dataset {
+            Some(_) => args.output.clone(),
+            None => args
+                .output
+                .join(format!("{}.b2nd", name.trim_start_matches('/'))),
+        };
+        if let Some(dir) = path.parent().filter(|_| dataset.is_none()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create directory {}", dir.display()))?;
+        }
+        let target = output::check(&path, file, args.force, Form::Frame)?;
+        let data = ds
+            .to_vec()
+            .with_context(|| format!("cannot read {shown}:{name}"))?;
+        out.push(write_array(
+            args,
+            name,
+            &target,
+            ds.shape(),
+            ds.dtype(),
+            &data,
+            &[],
+        )?);
+    }
+    if out.is_empty() {
+        bail!("{shown}: no dataset of fixed-size items to import");
     }
     Ok(out)
 }
@@ -297,12 +385,16 @@ fn import_file(args: &ImportArgs) -> Result<Imported> {
     if !args.vars.is_empty() {
         usage_error("--var is for netCDF input");
     }
-    output::check(&args.output, &args.input, args.force)?;
+    let out = output::check(&args.output, &args.input, args.force, Form::Frame)?;
     let mut input = open_input(&args.input)?;
     let name = args.input.display();
     let (shape, dtype) = match (&input.npy, args.shape.is_empty(), &args.dtype) {
         (Some(npy), true, None) => (
-            npy.shape.iter().map(|&d| d as i64).collect::<Vec<_>>(),
+            npy.shape
+                .iter()
+                .map(|&d| usize::try_from(d))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|_| anyhow!("{name}: the .npy shape {:?} is too large", npy.shape))?,
             npy.dtype.clone(),
         ),
         (Some(_), _, _) => {
@@ -311,13 +403,17 @@ fn import_file(args: &ImportArgs) -> Result<Imported> {
         (None, false, Some(dtype)) => (args.shape.clone(), dtype.clone()),
         (None, _, _) => usage_error("raw input needs --shape and --dtype (or give a .npy file)"),
     };
-    let typesize = itemsize(&dtype).unwrap_or_else(|e| usage_error(format!("--dtype: {e}")));
+    let typesize = match numpy_itemsize(&dtype) {
+        Ok(n) => n,
+        Err(e) if input.npy.is_some() => bail!("{name}: {e}"),
+        Err(e) => usage_error(format!("--dtype: {e}")),
+    };
     let needed = shape
         .iter()
         .try_fold(typesize as u64, |acc, &d| {
             u64::try_from(d).ok().and_then(|d| acc.checked_mul(d))
         })
-        .unwrap_or_else(|| usage_error(format!("--shape {shape:?} is negative or too large")));
+        .unwrap_or_else(|| usage_error(format!("--shape {shape:?} is too large")));
     if input.nbytes != needed {
         bail!(
             "{name}: holds {} bytes, shape {shape:?} of {dtype} needs {needed}",
@@ -336,7 +432,7 @@ fn import_file(args: &ImportArgs) -> Result<Imported> {
         .input
         .file_stem()
         .map_or_else(|| "array".to_owned(), |s| s.to_string_lossy().into_owned());
-    write_array(args, &var, &args.output, &shape, &dtype, &data, &[])
+    write_array(args, &var, &out, &shape, &dtype, &data, &[])
 }
 
 #[cfg(test)]
@@ -380,6 +476,52 @@ mod tests {
         let arr = NdArray::open(&output, OpenMode::Read).unwrap();
         assert_eq!(arr.to_vec().unwrap(), data);
         assert_eq!(arr.dtype(), Some("<u2"));
+    }
+
+    #[test]
+    fn an_hdf5_file_becomes_one_array_per_dataset() {
+        let dir = tempfile::tempdir().unwrap();
+        let h5 = dir.path().join("in.h5");
+        let data: Vec<u8> = (0..24 * 10u16).flat_map(u16::to_le_bytes).collect();
+        for name in ["/top", "/g/inner"] {
+            let params = strata::ArrayParams::new(&[24, 10], 2)
+                .with_dtype("<u2")
+                .with_chunkshape(&[10, 10]);
+            strata::hdf5::write_array(&h5, name, &params, &data).unwrap();
+        }
+        let out = dir.path().join("arrays");
+        let r = import(&parse_args(&[
+            "import".as_ref(),
+            h5.as_os_str(),
+            out.as_os_str(),
+        ]))
+        .unwrap();
+        let names: Vec<&str> = r.arrays.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["/top", "/g/inner"]);
+        for file in ["top.b2nd", "g/inner.b2nd"] {
+            let arr = NdArray::open(out.join(file), OpenMode::Read).unwrap();
+            assert_eq!(
+                (arr.dtype(), arr.to_vec().unwrap()),
+                (Some("<u2"), data.clone())
+            );
+        }
+        // One dataset, named in the input.
+        let one = dir.path().join("one.b2nd");
+        let spec = format!("{}:/g/inner", h5.display());
+        let r = import(&parse_args(&[
+            "import".as_ref(),
+            spec.as_ref(),
+            one.as_os_str(),
+        ]))
+        .unwrap();
+        assert_eq!(r.arrays[0].shape, [24, 10]);
+        assert_eq!(
+            NdArray::open(&one, OpenMode::Read)
+                .unwrap()
+                .to_vec()
+                .unwrap(),
+            data
+        );
     }
 
     #[test]

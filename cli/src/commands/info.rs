@@ -1,37 +1,36 @@
 //! `strata info FILE`: what a Blosc2 file holds — a chunk, a frame (file or sparse
-//! directory) or a b2nd array — as text or one JSON object.
+//! directory) or a b2nd array — or the datasets of an HDF5 file (`FILE.h5`, or one of them as
+//! `FILE.h5:/path`), as text or one JSON object.
 //!
 //! [`report()`] builds it from a path, [`report_bytes`] from a file's bytes held in memory (what
 //! the `info` fuzz target runs); both read a frame with the same [`FrameReport::of`] and a
 //! chunk with the same [`ChunkReport::of`]. Every size computed from the file is checked: a
 //! file whose sizes overflow is an error naming it, never a wrong number or a panic.
 
-use super::chunk;
 pub use super::chunk::{ChunkReport, FilterSlot};
+use crate::formats::hdf5::is_hdf5;
 use crate::human;
+use crate::input::{self, Blosc2, FRAME_MAGIC};
 use crate::report::{self, Report};
+use crate::source::hdf5_spec;
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
 use serde::Serialize;
 use serde_json::{json, Map, Value as Json};
-use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use strata::format::b2nd::{B2ndMeta, LEGACY_METALAYER, METALAYER as B2ND};
 use strata::format::chunk::SpecialType;
 use strata::format::frame::ChunkLoc;
-use strata::frame::{MemIo, OpenMode, SyncPolicy};
 use strata::registry::Registry;
 use strata::schunk::values::{as_tuple, Value};
 use strata::schunk::SChunk;
 
-/// The bytes every frame starts with: msgpack fixarray(14), fixstr(8) `"b2frame\0"`.
-const FRAME_MAGIC: &[u8] = b"\x9e\xa8b2frame\0";
-
 /// Arguments of `strata info`.
 #[derive(Debug, Args)]
 pub struct InfoArgs {
-    /// A chunk file, a frame file (.b2frame, .b2nd) or a sparse frame directory.
+    /// A chunk file, a frame file (.b2frame, .b2nd), a sparse frame directory, an HDF5 file
+    /// or one of its datasets (FILE.h5:/path), or the http(s):// URL of a frame.
     input: PathBuf,
     /// Print one JSON object instead of text.
     #[arg(long)]
@@ -54,6 +53,8 @@ pub enum InfoReport {
     Chunk(ChunkReport),
     /// A frame: a contiguous frame file, a sparse frame directory, or a b2nd array in either.
     Frame(FrameReport),
+    /// An HDF5 file's datasets.
+    Hdf5(Hdf5Report),
 }
 
 impl Report for InfoReport {
@@ -61,6 +62,7 @@ impl Report for InfoReport {
         match self {
             InfoReport::Chunk(r) => r.write_text(out),
             InfoReport::Frame(r) => r.write_text(out),
+            InfoReport::Hdf5(r) => r.write_text(out),
         }
     }
 }
@@ -72,15 +74,18 @@ impl Report for InfoReport {
 /// Unreadable or invalid input; the message names the file and what is wrong.
 pub fn report(path: &Path) -> Result<InfoReport> {
     let name = path.display().to_string();
-    if is_frame(path)? {
-        let schunk =
-            SChunk::open(path, OpenMode::Read).with_context(|| format!("cannot open {name}"))?;
-        Ok(InfoReport::Frame(FrameReport::of(&name, &schunk)?))
-    } else {
-        Ok(InfoReport::Chunk(ChunkReport::of(
-            &name,
-            &chunk::read(path)?,
-        )?))
+    if let Some((file, dataset)) = hdf5_spec(path) {
+        return Ok(InfoReport::Hdf5(Hdf5Report::of(
+            Path::new(file),
+            Some(dataset),
+        )?));
+    }
+    if matches!(input::kind(path)?, input::Kind::File(_)) && is_hdf5(path)? {
+        return Ok(InfoReport::Hdf5(Hdf5Report::of(path, None)?));
+    }
+    match input::open_blosc2(path)? {
+        Blosc2::Frame(schunk) => Ok(InfoReport::Frame(FrameReport::of(&name, &schunk)?)),
+        Blosc2::Chunk(bytes) => Ok(InfoReport::Chunk(ChunkReport::of(&name, &bytes)?)),
     }
 }
 
@@ -91,29 +96,11 @@ pub fn report(path: &Path) -> Result<InfoReport> {
 /// As [`report()`].
 pub fn report_bytes(name: &str, bytes: &[u8]) -> Result<InfoReport> {
     if bytes.starts_with(FRAME_MAGIC) {
-        let io = MemIo::from_frame(bytes.to_vec());
-        let schunk = SChunk::from_io(Box::new(io), OpenMode::Read, SyncPolicy::None)
-            .with_context(|| format!("cannot open {name}"))?;
+        let schunk = input::frame_in_memory(bytes.to_vec(), name)?;
         Ok(InfoReport::Frame(FrameReport::of(name, &schunk)?))
     } else {
         Ok(InfoReport::Chunk(ChunkReport::of(name, bytes)?))
     }
-}
-
-/// Whether `path` is a frame: a sparse frame directory, or a file that starts as frames do.
-///
-/// # Errors
-/// The file cannot be opened or read.
-pub fn is_frame(path: &Path) -> Result<bool> {
-    if path.is_dir() {
-        return Ok(true);
-    }
-    let mut head = [0u8; FRAME_MAGIC.len()];
-    let mut file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let n = file
-        .read(&mut head)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(head[..n] == *FRAME_MAGIC)
 }
 
 /// Bytes a frame takes on disk: the frame file, plus the chunk files of a sparse frame.
@@ -144,23 +131,22 @@ fn to_json(v: &Value) -> Json {
     }
     match v {
         Value::Nil => Json::Null,
-        Value::Boolean(b) => json!(b),
-        Value::Integer(i) => i
-            .as_i64()
+        Value::Bool(b) => json!(b),
+        Value::Int(i) => i64::try_from(*i)
             .map(Json::from)
-            .or_else(|| i.as_u64().map(Json::from))
+            .or_else(|_| u64::try_from(*i).map(Json::from))
             .unwrap_or(Json::Null),
         Value::F32(f) => json!(f),
         Value::F64(f) => json!(f),
-        Value::String(s) => json!(s.as_str().unwrap_or_default()),
-        Value::Binary(b) => json!(hex(b)),
+        Value::Str(s) => json!(s),
+        Value::Bin(b) => json!(hex(b)),
         Value::Array(items) => Json::Array(items.iter().map(to_json).collect()),
         Value::Map(pairs) => {
             let mut m = Map::new();
             for (k, v) in pairs {
                 let key = match k {
-                    Value::String(s) => s.as_str().unwrap_or_default().to_owned(),
-                    other => other.to_string(),
+                    Value::Str(s) => s.clone(),
+                    other => to_json(other).to_string(),
                 };
                 m.insert(key, to_json(v));
             }
@@ -192,6 +178,151 @@ impl Layer {
             size: content.len(),
             value: value.as_ref().map_or_else(|| json!(hex(content)), to_json),
         }
+    }
+}
+
+/// One dataset of an HDF5 file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DatasetReport {
+    /// Its path in the file (`/group/dataset`).
+    pub name: String,
+    /// Shape in items.
+    pub shape: Vec<usize>,
+    /// NumPy dtype of its items.
+    pub dtype: String,
+    /// Chunk dims (none for contiguous and compact datasets).
+    pub chunks: Option<Vec<usize>>,
+    /// The blocks of its chunks, when Strata reads it directly.
+    pub blocks: Option<Vec<usize>>,
+    /// The filter pipeline, in HDF5's order.
+    pub filters: Vec<Hdf5Filter>,
+    /// Bytes of its items.
+    pub nbytes: u64,
+    /// Bytes it takes in the file.
+    pub stored_bytes: u64,
+    /// `nbytes` over `stored_bytes`.
+    pub cratio: f64,
+    /// How Strata reads it: `direct` (chunks and blocks by Strata), else `hdf5: <why>`.
+    pub read: String,
+}
+
+/// One filter of an HDF5 dataset's pipeline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Hdf5Filter {
+    /// Its ID (32026 is Blosc2).
+    pub id: i32,
+    /// Its name, as stored.
+    pub name: String,
+    /// Its `cd_values`.
+    pub cd_values: Vec<u32>,
+}
+
+/// An HDF5 file's datasets.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hdf5Report {
+    /// The file, as given.
+    pub path: String,
+    /// Its datasets, depth first.
+    pub datasets: Vec<DatasetReport>,
+}
+
+impl Hdf5Report {
+    /// The datasets of the HDF5 file `path`, or only `dataset`.
+    ///
+    /// # Errors
+    /// The file or a dataset cannot be opened; the message names it.
+    pub fn of(path: &Path, dataset: Option<&str>) -> Result<Hdf5Report> {
+        let name = path.display().to_string();
+        let names = match dataset {
+            Some(d) => vec![d.to_owned()],
+            None => {
+                strata::hdf5::list_datasets(path).with_context(|| format!("cannot read {name}"))?
+            }
+        };
+        let datasets = names
+            .iter()
+            .map(|d| {
+                let ds = strata::hdf5::H5Dataset::open(path, d)
+                    .with_context(|| format!("cannot open {name}:{d}"))?;
+                let nbytes = ds
+                    .shape()
+                    .iter()
+                    .fold(ds.typesize() as u64, |a, &n| a.saturating_mul(n as u64));
+                let stored = ds.storage_size();
+                Ok(DatasetReport {
+                    name: if d.starts_with('/') {
+                        d.clone()
+                    } else {
+                        format!("/{d}")
+                    },
+                    shape: ds.shape().to_vec(),
+                    dtype: ds.dtype().to_owned(),
+                    chunks: ds.chunkshape().map(<[usize]>::to_vec),
+                    blocks: ds.blockshape().map(<[usize]>::to_vec),
+                    filters: ds
+                        .filters()
+                        .iter()
+                        .map(|f| Hdf5Filter {
+                            id: f.id,
+                            name: f.name.clone(),
+                            cd_values: f.cd_values.clone(),
+                        })
+                        .collect(),
+                    nbytes,
+                    stored_bytes: stored,
+                    cratio: nbytes as f64 / stored.max(1) as f64,
+                    read: match ds.access() {
+                        strata::hdf5::Access::Direct { .. } => "direct".to_owned(),
+                        strata::hdf5::Access::Hdf5(why) => format!("hdf5: {why}"),
+                    },
+                })
+            })
+            .collect::<Result<_>>()?;
+        Ok(Hdf5Report {
+            path: name,
+            datasets,
+        })
+    }
+}
+
+impl Report for Hdf5Report {
+    fn write_text(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        let n = self.datasets.len();
+        writeln!(
+            out,
+            "{}: HDF5 file, {n} dataset{}",
+            self.path,
+            if n == 1 { "" } else { "s" }
+        )?;
+        for d in &self.datasets {
+            let parts = match (&d.chunks, &d.blocks) {
+                (Some(c), Some(b)) => format!(" (chunks {c:?}, blocks {b:?})"),
+                (Some(c), None) => format!(" (chunks {c:?})"),
+                _ => " (not chunked)".to_owned(),
+            };
+            writeln!(
+                out,
+                "  {}: {} {:?}{parts}: {} -> {} (cratio {:.2})",
+                d.name,
+                d.dtype,
+                d.shape,
+                human::bytes(d.nbytes),
+                human::bytes(d.stored_bytes),
+                d.cratio
+            )?;
+            for f in &d.filters {
+                let values: Vec<String> = f.cd_values.iter().map(u32::to_string).collect();
+                writeln!(
+                    out,
+                    "    filter {} {:?}: cd_values ({})",
+                    f.id,
+                    f.name,
+                    values.join(", ")
+                )?;
+            }
+            writeln!(out, "    read: {}", d.read)?;
+        }
+        Ok(())
     }
 }
 
@@ -345,7 +476,7 @@ impl FrameReport {
             cbytes,
             cratio: nbytes as f64 / stored_bytes.max(1) as f64,
             codec,
-            codec_id: cp.codec,
+            codec_id: cp.codec.0,
             codec_meta: cp.codec_meta,
             clevel: cp.clevel,
             blocksize: cp.blocksize,
@@ -453,11 +584,12 @@ mod tests {
     use strata::ndarray::{ArrayParams, NdArray};
     use strata::schunk::values::Value;
     use strata::schunk::{Location, SChunk, SChunkOptions};
+    use strata::CodecId;
 
     fn cparams() -> CParams {
         CParams {
             typesize: 4,
-            codec: 1,
+            codec: CodecId::LZ4,
             ..CParams::default()
         }
     }
@@ -490,10 +622,10 @@ mod tests {
     }
 
     /// The bytes of a b2nd array of `shape` u16 items.
-    fn array(shape: &[i64]) -> Vec<u8> {
-        let nitems: i64 = shape.iter().product();
+    fn array(shape: &[usize]) -> Vec<u8> {
+        let nitems: usize = shape.iter().product();
         let data: Vec<u8> = (0..nitems as u16).flat_map(u16::to_le_bytes).collect();
-        let params = ArrayParams::new(shape, 2).dtype("<u2");
+        let params = ArrayParams::new(shape, 2).with_dtype("<u2");
         let arr = NdArray::from_buffer(&params, &Location::Memory, &data).unwrap();
         arr.schunk().to_cframe().unwrap()
     }
@@ -613,7 +745,7 @@ mod tests {
     #[test]
     fn msgpack_values_as_json() {
         let v = Value::Map(vec![
-            (Value::from("a"), Value::Binary(vec![0xab, 0x01])),
+            (Value::from("a"), Value::Bin(vec![0xab, 0x01])),
             (
                 Value::from(3),
                 Value::Array(vec![Value::Nil, Value::from(-1), Value::from(u64::MAX)]),
@@ -624,5 +756,43 @@ mod tests {
             to_json(&v),
             json!({"a": "ab01", "3": [null, -1, u64::MAX], "x": {"ext": 1, "data": "02"}})
         );
+    }
+
+    #[test]
+    fn an_hdf5_file_lists_its_datasets() {
+        let dir = tempfile::tempdir().unwrap();
+        let h5 = dir.path().join("f.h5");
+        let data: Vec<u8> = (0..1000u32).flat_map(u32::to_le_bytes).collect();
+        let params = strata::ArrayParams::new(&[1000], 4)
+            .with_dtype("<i4")
+            .with_chunkshape(&[300])
+            .with_blockshape(&[100]);
+        strata::hdf5::write_array(&h5, "/d", &params, &data).unwrap();
+        let super::InfoReport::Hdf5(r) = super::report(&h5).unwrap() else {
+            panic!("not an HDF5 report")
+        };
+        let [d] = &r.datasets[..] else {
+            panic!("{r:?}")
+        };
+        assert_eq!(
+            (d.name.as_str(), &d.shape[..], d.dtype.as_str()),
+            ("/d", &[1000][..], "<i4")
+        );
+        assert_eq!(
+            (d.chunks.as_deref(), d.read.as_str()),
+            (Some(&[300][..]), "direct")
+        );
+        assert_eq!(d.filters[0].id, 32026);
+        assert_eq!(d.filters[0].cd_values, [1, 0, 4, 1200, 5, 1, 0]);
+        let mut text = Vec::new();
+        crate::report::Report::write_text(&r, &mut text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.starts_with(&format!("{}: HDF5 file, 1 dataset\n  /d: <i4 [1000] (chunks [300], blocks [100]): 3.91 KiB -> ", h5.display())), "{text}");
+        // One dataset by name.
+        let spec = dir.path().join("f.h5:/d");
+        assert!(matches!(
+            super::report(&spec).unwrap(),
+            super::InfoReport::Hdf5(_)
+        ));
     }
 }

@@ -122,7 +122,7 @@ impl Report for PluginsReport {
 /// # Errors
 /// Only when stdout cannot be written; rejected libraries are listed, not fatal.
 pub fn run(args: &PluginsArgs) -> Result<()> {
-    report::print(&PluginsReport::of(Registry::global()), args.json)
+    report::print(&PluginsReport::of(&Registry::global()), args.json)
 }
 
 #[cfg(test)]
@@ -133,7 +133,7 @@ mod tests {
 
     #[test]
     fn built_ins_are_listed() {
-        let r = PluginsReport::of(Registry::global());
+        let r = PluginsReport::of(&Registry::global());
         let zstd = r.codecs.iter().find(|c| c.name == "zstd").unwrap();
         assert_eq!((zstd.id, zstd.origin.as_str()), (5, "built-in"));
         let shuffle = r.filters.iter().find(|f| f.id == 1).unwrap();

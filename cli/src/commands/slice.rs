@@ -1,9 +1,11 @@
-//! `strata slice`: a selection of a b2nd array (NumPy's start:stop:step per dimension),
-//! decompressing only the blocks it touches, printed as nested lists or written with `-o`.
+//! `strata slice`: a selection of a b2nd array or an HDF5 dataset (NumPy's start:stop:step per
+//! dimension), decompressing only the blocks it touches, printed as nested lists or written
+//! with `-o`.
 
-use super::export::{dtype_of, open_array, read_selection, write_items, SliceArgs};
-use crate::output;
+use super::export::{read_selection, write_items, SliceArgs};
+use crate::output::{self, Form};
 use crate::report::{self, Report};
+use crate::source::Source;
 use crate::usage_error;
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -19,13 +21,15 @@ pub struct SliceCmdArgs {
     /// Write the selection to this .npy (or raw) file instead of printing it.
     #[arg(long, short = 'o')]
     output: Option<PathBuf>,
-    /// Replace the -o file if it exists.
+    /// Replace the -o file if it exists (a regular file only; a character device or FIFO
+    /// takes the bytes as a stream).
     #[arg(long, short = 'f')]
     force: bool,
     /// Threads decompressing blocks; 0 = one per core.
     #[arg(long, default_value_t = 0)]
     nthreads: usize,
-    /// A .b2nd file or sparse directory.
+    /// A .b2nd file or sparse directory, or its http(s):// URL (read-only, only the blocks
+    /// the selection needs fetched), or a dataset of an HDF5 file: FILE.h5:/path.
     input: PathBuf,
 }
 
@@ -67,11 +71,12 @@ fn slice(args: &SliceCmdArgs) -> Result<Option<SliceReport>> {
     if args.selection.is_empty() && args.output.is_none() {
         usage_error("give --start/--stop/--step, or -o to write the whole array");
     }
-    if let Some(path) = &args.output {
-        output::check(path, &args.input, args.force)?;
-    }
-    let arr = open_array(&args.input, args.nthreads)?;
-    let dtype = dtype_of(&arr);
+    let out = match &args.output {
+        Some(path) => Some(output::check(path, &args.input, args.force, Form::Bytes)?),
+        None => None,
+    };
+    let arr = Source::open(&args.input, args.nthreads)?;
+    let dtype = arr.dtype();
     if args.output.is_none() {
         let slices = args.selection.slices(arr.ndim());
         let sel = strata::ndarray::Selection::new(arr.shape(), &slices)
@@ -84,8 +89,8 @@ fn slice(args: &SliceCmdArgs) -> Result<Option<SliceReport>> {
         }
     }
     let (data, shape, _) = read_selection(&arr, &args.selection, &args.input)?;
-    if let Some(path) = &args.output {
-        write_items(path, &dtype, &shape, &data)?;
+    if let Some(out) = &out {
+        write_items(out, &dtype, &shape, &data)?;
         return Ok(None);
     }
     let items = data
@@ -199,9 +204,9 @@ mod tests {
         let path = dir.path().join("a.b2nd");
         let data: Vec<u8> = (0..60i16).flat_map(i16::to_le_bytes).collect();
         let params = ArrayParams::new(&[6, 10], 2)
-            .dtype("<i2")
-            .chunkshape(&[4, 4])
-            .blockshape(&[2, 2]);
+            .with_dtype("<i2")
+            .with_chunkshape(&[4, 4])
+            .with_blockshape(&[2, 2]);
         write_array(&path, &params, &data);
         let args = parse_args(&[
             "slice".as_ref(),

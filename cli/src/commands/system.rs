@@ -4,7 +4,6 @@ use crate::report::{self, Report};
 use anyhow::Result;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 use std::io::Write;
-use strata::filters::simd::Level;
 use strata::scheduler::topology::CacheLevel;
 use strata::scheduler::SystemInfo;
 
@@ -24,7 +23,7 @@ impl SystemReport {
     pub fn detect() -> SystemReport {
         SystemReport {
             system: SystemInfo::detect(),
-            simd: Level::detect().name(),
+            simd: strata::filters::simd_level(),
         }
     }
 }
@@ -53,8 +52,8 @@ impl Serialize for SystemReport {
         st.serialize_field("l1d", &Cache(&i.topology.l1d))?;
         st.serialize_field("l2", &Cache(&i.topology.l2))?;
         st.serialize_field("l3", &Cache(&i.topology.l3))?;
-        st.serialize_field("chunk_bytes", &i.chunk_bytes)?;
-        st.serialize_field("block_bytes", &i.block_bytes)?;
+        st.serialize_field("chunksize", &i.chunksize)?;
+        st.serialize_field("blocksize", &i.blocksize)?;
         st.serialize_field("simd", self.simd)?;
         st.end()
     }

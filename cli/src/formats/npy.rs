@@ -4,8 +4,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use npyz::{NpyHeader, Order};
-use std::fs::File;
-use std::io::{BufWriter, Read, Seek, Write};
+use std::io::{Read, Seek, Write};
 use std::path::Path;
 
 /// The first bytes of every `.npy` file.
@@ -152,16 +151,13 @@ pub fn header(dtype: &str, shape: &[usize]) -> Vec<u8> {
     out
 }
 
-/// Creates `path` and writes the header; the caller writes the data bytes after it.
+/// Writes the header of a `.npy` file of `dtype` and `shape` to `w`; the caller writes the
+/// data bytes after it.
 ///
 /// # Errors
-/// The file cannot be created or written; the message names it.
-pub fn create(path: &Path, dtype: &str, shape: &[usize]) -> Result<BufWriter<File>> {
-    let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-    let mut w = BufWriter::new(file);
+/// The writer fails.
+pub fn write_header(w: &mut impl Write, dtype: &str, shape: &[usize]) -> std::io::Result<()> {
     w.write_all(&header(dtype, shape))
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(w)
 }
 
 /// A whole `.npy` file: the header, then `data`.

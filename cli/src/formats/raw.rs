@@ -2,6 +2,7 @@
 //! name), whose dtype gives the typesize. The data bytes are used as stored.
 
 use super::npy::{self, NpyInfo};
+use crate::input;
 use anyhow::{anyhow, bail, Context, Result};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -21,14 +22,12 @@ pub struct InputFile {
 /// holds as many bytes as its header announces.
 ///
 /// # Errors
-/// The file cannot be read; a malformed, Fortran-order or truncated `.npy`.
+/// The file cannot be read or is not a regular file ([`input::regular_file`]); a malformed,
+/// Fortran-order or truncated `.npy`.
 pub fn open_input(path: &Path) -> Result<InputFile> {
     let name = path.display();
+    let file_len = input::regular_file(path)?;
     let file = File::open(path).with_context(|| format!("cannot open {name}"))?;
-    let file_len = file
-        .metadata()
-        .with_context(|| format!("cannot read {name}"))?
-        .len();
     let mut reader = BufReader::new(file);
     let is_npy = reader
         .fill_buf()

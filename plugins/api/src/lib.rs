@@ -16,7 +16,7 @@
 //! Blosc2's global registry assigns (a plugin may take one only under Blosc2's name for it, e.g.
 //! 33 `zfp_acc`), 160–255 are free for users.
 //! Format: c-blosc2 `include/blosc2.h` (`blosc2_codec`, `blosc2_filter`,
-//! `BLOSC2_USER_REGISTERED_*_START`); `shared/spec/plugins-abi.md` §1–§3.
+//! `BLOSC2_USER_REGISTERED_*_START`); `docs/plugins.md`.
 //!
 //! ```
 //! use strata_plugin_api::{codec_descriptor, Block, CodecPlugin, PluginError};
@@ -50,6 +50,13 @@ pub const ABI_VERSION: u32 = 1;
 pub const KIND_CODEC: u8 = 1;
 /// [`PluginDescriptor::kind`] of a filter.
 pub const KIND_FILTER: u8 = 2;
+/// [`PluginDescriptor::flags`] bit of a codec that works on the items of the N-d array
+/// (ZFP): it needs the array's shapes in its [`BlockContext`], and the host refuses shuffle
+/// or bitshuffle before it, as C-Blosc2 refuses them before its ZFP codecs.
+pub const CODEC_NEEDS_ND: u32 = 1;
+/// Every [`PluginDescriptor::flags`] bit this ABI defines; a host refuses a descriptor with
+/// any other bit set (a need it does not know how to meet).
+pub const KNOWN_FLAGS: u32 = CODEC_NEEDS_ND;
 /// Name of the function every plugin library exports (a [`PluginEntryFn`]).
 pub const ENTRY_SYMBOL: &str = "strata_plugin_descriptors";
 
@@ -169,8 +176,10 @@ pub type PluginEntryFn =
 /// and what `strata_register_plugin` takes.
 ///
 /// `abi_version` and `size` come first in every version of the ABI, so a host reads them before
-/// anything else. A codec sets `encode` and `decode` (and optionally `decode_items`), a filter
-/// `forward` and `backward`; the other pointers are NULL.
+/// anything else; fields are only ever appended, and a host reads a field a plugin's `size`
+/// does not reach as zero (so descriptors built before `flags` existed declare no flags). A
+/// codec sets `encode` and `decode` (and optionally `decode_items`), a filter `forward` and
+/// `backward`; the other pointers are NULL.
 #[repr(C)]
 #[derive(Debug)]
 pub struct PluginDescriptor {
@@ -197,6 +206,9 @@ pub struct PluginDescriptor {
     pub forward: FilterFn,
     /// Filter, decompression direction.
     pub backward: FilterFn,
+    /// What the codec needs of the host: `STRATA_PLUGIN_CODEC_NEEDS_ND` (Rust:
+    /// [`CODEC_NEEDS_ND`]) or 0; filters: 0.
+    pub flags: u32,
 }
 
 // SAFETY: a descriptor is immutable once built; its pointers refer to static, read-only data
@@ -337,6 +349,8 @@ pub trait CodecPlugin {
     }
     /// Whether [`CodecPlugin::decode_items`] is implemented (its pointer is then non-NULL).
     const HAS_DECODE_ITEMS: bool = false;
+    /// What the codec needs of the host ([`CODEC_NEEDS_ND`]); none by default.
+    const FLAGS: u32 = 0;
 }
 
 /// A filter written in Rust.
@@ -527,6 +541,7 @@ pub const fn codec_descriptor<T: CodecPlugin>() -> PluginDescriptor {
         },
         forward: None,
         backward: None,
+        flags: T::FLAGS,
     }
 }
 
@@ -545,6 +560,7 @@ pub const fn filter_descriptor<T: FilterPlugin>() -> PluginDescriptor {
         decode_items: None,
         forward: Some(filter_shim::<T, true>),
         backward: Some(filter_shim::<T, false>),
+        flags: 0,
     }
 }
 

@@ -11,11 +11,15 @@
 //! block, each block (`prod(blockshape)` items, C order, padded as b2nd pads edge blocks) one zfp
 //! field whose x axis is the last (fastest) dimension, written as a raw zfp stream (no zfp
 //! header), in 4^ndim-value cells traversed in C order. The blockshape comes from the b2nd
-//! metalayer, which Strata hands over as the block context (`CParams::nd` / `DParams::nd`); a
-//! chunk without it fails with `STRATA_ERROR_CODEC_PARAM` (Rust: `Error::CodecParam`) saying
-//! so, where C-Blosc2 reads it from the super-chunk. As in C-Blosc2 3.x, every blockshape entry
-//! must be at least 4, a stream that is not a whole block (split streams) is stored raw, and a
-//! block that zfp cannot shrink is stored raw.
+//! metalayer, which Strata hands over as the block context (`CParams::nd` / `DParams::nd`, set
+//! from the array's metalayer for every chunk of a b2nd array or super-chunk), as C-Blosc2 reads
+//! it from the super-chunk. Compressing without it stores the blocks raw (the chunk is
+//! memcpyed), as C-Blosc2 does outside a super-chunk; decompressing a ZFP stream without it
+//! fails with `STRATA_ERROR_CODEC_PARAM` (Rust: `Error::CodecParam`) saying how to give it. As
+//! in C-Blosc2 3.x, every blockshape entry must be at least 4, a stream that is not a whole
+//! block (split streams) is stored raw, and a block that zfp cannot shrink is stored raw. A
+//! FIXED_RATE meta outside 1–100 is refused when compressing, and above 100 when reading (a
+//! meta of 0, which C-Blosc2 writes when left at its default, is read as C-Blosc2 reads it).
 //!
 //! **Partial reads.** With FIXED_RATE every cell takes the same number of bits, so reading a
 //! few items decodes only the cells that hold them (the `decode_items` entry point), as C-Blosc2's
@@ -27,7 +31,7 @@
 //! wrong values or an error, never a read outside the buffers.
 //!
 //! Format: c-blosc2 `plugins/codecs/zfp/blosc2-zfp.c` (`zfp_acc_compress`, `zfp_prec_compress`,
-//! `zfp_rate_compress`, their decompressors and `zfp_getcell`); `shared/spec/plugins-abi.md` §6.
+//! `zfp_rate_compress`, their decompressors and `zfp_getcell`); `docs/plugins.md` (ZFP).
 
 #![allow(unsafe_code)]
 
@@ -36,7 +40,7 @@ use std::ffi::CStr;
 use std::os::raw::c_void;
 use strata_plugin_api::{
     codec_descriptor, export_plugins, Block, CodecPlugin, PluginDescriptor, PluginError,
-    ERROR_CODEC_PARAM, ERROR_DATA,
+    CODEC_NEEDS_ND, ERROR_CODEC_PARAM, ERROR_DATA,
 };
 use zfp_sys as z;
 
@@ -74,6 +78,7 @@ export_plugins!(ZFP_ACC, ZFP_PREC, ZFP_RATE);
 impl CodecPlugin for ZfpAcc {
     const ID: u8 = ZFP_ACC_ID;
     const NAME: &'static CStr = c"zfp_acc";
+    const FLAGS: u32 = CODEC_NEEDS_ND;
     fn encode(src: &[u8], dst: &mut [u8], block: &Block<'_>) -> Result<usize, PluginError> {
         encode(src, dst, block)
     }
@@ -85,6 +90,7 @@ impl CodecPlugin for ZfpAcc {
 impl CodecPlugin for ZfpPrec {
     const ID: u8 = ZFP_PREC_ID;
     const NAME: &'static CStr = c"zfp_prec";
+    const FLAGS: u32 = CODEC_NEEDS_ND;
     fn encode(src: &[u8], dst: &mut [u8], block: &Block<'_>) -> Result<usize, PluginError> {
         encode(src, dst, block)
     }
@@ -96,6 +102,7 @@ impl CodecPlugin for ZfpPrec {
 impl CodecPlugin for ZfpRate {
     const ID: u8 = ZFP_RATE_ID;
     const NAME: &'static CStr = c"zfp_rate";
+    const FLAGS: u32 = CODEC_NEEDS_ND;
     const HAS_DECODE_ITEMS: bool = true;
     fn encode(src: &[u8], dst: &mut [u8], block: &Block<'_>) -> Result<usize, PluginError> {
         encode(src, dst, block)
@@ -136,8 +143,9 @@ impl Geometry {
     fn new(block: &Block<'_>, compressing: bool) -> Result<Self, PluginError> {
         let nd = block.nd.ok_or_else(|| {
             param(
-                "ZFP needs the array's blockshape: give the b2nd metalayer with the block \
-                 (CParams::nd / DParams::nd)",
+                "ZFP needs the array's blockshape: read the chunk from its b2nd array or \
+                 super-chunk, or give the b2nd metalayer (DParams::nd; strata chunk \
+                 --shape/--chunkshape/--blockshape)",
             )
         })?;
         let ndim = nd.blockshape.len();
@@ -216,7 +224,10 @@ enum Mode {
     Rate(f64),
 }
 
-fn mode(block: &Block<'_>, g: &Geometry, compressing: bool) -> Result<Mode, PluginError> {
+/// `reading` is false when compressing. A FIXED_RATE meta of 0 is refused then (zfp would
+/// keep almost nothing), but read: C-Blosc2 writes it when its caller leaves the meta at its
+/// default (the HDF5 filter of hdf5plugin does), and decodes it at zfp's lowest rate.
+fn mode(block: &Block<'_>, g: &Geometry, reading: bool) -> Result<Mode, PluginError> {
     let meta = block.meta;
     match block.id {
         ZFP_ACC_ID => Ok(Mode::Accuracy(10f64.powf(f64::from(meta as i8)))),
@@ -228,7 +239,7 @@ fn mode(block: &Block<'_>, g: &Geometry, compressing: bool) -> Result<Mode, Plug
             ))
         }
         ZFP_RATE_ID => {
-            if compressing && !(1..=100).contains(&meta) {
+            if meta > 100 || (meta == 0 && !reading) {
                 return Err(param(format!(
                     "ZFP_RATE meta {meta} is not a rate of 1 to 100 (percent of the input size)"
                 )));
@@ -350,8 +361,13 @@ fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
 }
 
 fn encode(src: &[u8], dst: &mut [u8], block: &Block<'_>) -> Result<usize, PluginError> {
+    if block.nd.is_none() {
+        // No N-d context (a chunk compressed on its own): stored raw, as C-Blosc2 3.x does
+        // without a super-chunk.
+        return Ok(0);
+    }
     let g = Geometry::new(block, true)?;
-    let mode = mode(block, &g, true)?;
+    let mode = mode(block, &g, false)?;
     if src.len() != g.nbytes {
         // Not a whole block (split streams): stored raw, as C-Blosc2 3.x does.
         return Ok(0);
@@ -400,7 +416,7 @@ fn rate_stream_len(g: &Geometry, maxbits: usize) -> Option<usize> {
 
 fn decode(src: &[u8], dst: &mut [u8], block: &Block<'_>) -> Result<usize, PluginError> {
     let g = Geometry::new(block, false)?;
-    let mode = mode(block, &g, false)?;
+    let mode = mode(block, &g, true)?;
     if dst.len() != g.nbytes {
         return Err(data(format!(
             "the block holds {} bytes, its blockshape {} bytes",
@@ -468,7 +484,7 @@ fn decode_cells(
     block: &Block<'_>,
 ) -> Result<Option<usize>, PluginError> {
     let g = Geometry::new(block, false)?;
-    let mode = mode(block, &g, false)?;
+    let mode = mode(block, &g, true)?;
     let ts = g.typesize;
     let nitems = dst.len() / ts;
     let items = g.nbytes / ts;

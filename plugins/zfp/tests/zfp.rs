@@ -6,13 +6,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 use std::time::Instant;
+use strata::block::BlockContext;
 use strata::chunk::{
     compress_ctx, decompress_vec_ctx, getitem_ctx, max_compressed_len, CParams, Context, DParams,
 };
-use strata::codecs::CodecCtx;
 use strata::format::b2nd::B2ndMeta;
 use strata::registry::{Origin, Registry};
 use strata::scheduler::Runtime;
+use strata::{CodecId, FilterId};
 
 /// target/<profile>/libstrata_zfp.so, built for this test's profile.
 fn plugin_lib() -> PathBuf {
@@ -34,20 +35,21 @@ fn plugin_lib() -> PathBuf {
     ))
 }
 
-fn registry() -> Registry {
-    let r = Registry::with_builtins();
+fn registry() -> Arc<Registry> {
+    let r = Arc::new(Registry::with_builtins());
     r.set_plugin_dirs(Some(Vec::new()));
     let got = r.load_plugin(plugin_lib()).unwrap();
     let names: Vec<_> = got.iter().map(|g| (g.id, g.name.as_str())).collect();
     assert_eq!(names, [(33, "zfp_acc"), (34, "zfp_prec"), (35, "zfp_rate")]);
+    // Each declares that it works on the array's items (so shuffle may not precede it).
+    for id in [CodecId::ZFP_ACC, CodecId::ZFP_PREC, CodecId::ZFP_RATE] {
+        assert!(r.codec(id).unwrap().capabilities().needs_nd, "{id}");
+    }
     r
 }
 
-fn ctx(r: &Registry) -> Context<'_> {
-    Context {
-        registry: r,
-        runtime: Runtime::global(),
-    }
+fn ctx(r: &Arc<Registry>) -> Context {
+    Context::new(Arc::clone(r), Runtime::global())
 }
 
 /// A chunk's worth of blocks: `nblocks` blocks of `blockshape`, smooth values with a trend.
@@ -97,18 +99,18 @@ fn meta(blockshape: &[i32]) -> Arc<B2ndMeta> {
 fn cparams(codec: u8, meta_byte: u8, typesize: usize, nd: &Arc<B2ndMeta>) -> CParams {
     let items: i32 = nd.blockshape.iter().product();
     CParams {
-        codec,
+        codec: CodecId(codec),
         codec_meta: meta_byte,
         typesize,
         blocksize: items as usize * typesize,
-        filters: [0; 6],
+        filters: [FilterId::NOFILTER; 6],
         nthreads: 1,
         nd: Some(nd.clone()),
         ..CParams::default()
     }
 }
 
-fn compress(r: &Registry, p: &CParams, src: &[u8]) -> strata::Result<Vec<u8>> {
+fn compress(r: &Arc<Registry>, p: &CParams, src: &[u8]) -> strata::Result<Vec<u8>> {
     let mut out = vec![0u8; max_compressed_len(src.len())];
     let n = compress_ctx(&ctx(r), p, src, &mut out)?;
     out.truncate(n);
@@ -175,19 +177,6 @@ fn what_zfp_cannot_do_is_a_clear_error() {
     let nd = meta(&[16, 24]);
     let src = field(&[16, 24], 2, 4);
     let err = |p: &CParams, src: &[u8]| compress(&r, p, src).unwrap_err();
-    // No N-d context.
-    let e = err(
-        &CParams {
-            nd: None,
-            ..cparams(33, 0, 4, &nd)
-        },
-        &src,
-    );
-    assert_eq!(e.code(), -8);
-    assert!(
-        e.to_string().contains("ZFP needs the array's blockshape"),
-        "{e}"
-    );
     // Not float32/float64.
     let e = err(
         &CParams {
@@ -212,16 +201,69 @@ fn what_zfp_cannot_do_is_a_clear_error() {
     }
     // Shuffle before ZFP, refused as by C-Blosc2.
     let mut p = cparams(33, 0, 4, &nd);
-    p.filters[5] = 1;
+    p.filters[5] = FilterId::SHUFFLE;
     assert_eq!(err(&p, &src).code(), -12);
-    // Decoding without the context.
+    // Decoding without the context: the error says how to give it.
     let chunk = compress(&r, &cparams(33, 0, 4, &nd), &src).unwrap();
     let e = decompress_vec_ctx(&ctx(&r), &DParams::default(), &chunk).unwrap_err();
     assert_eq!(e.code(), -8, "{e}");
+    assert_eq!(
+        e.to_string(),
+        "codec parameter: codec 33 (zfp_acc) failed with code -8: ZFP needs the array's blockshape: read the chunk from its \
+         b2nd array or super-chunk, or give the b2nd metalayer (DParams::nd; strata chunk \
+         --shape/--chunkshape/--blockshape) (codec 33)"
+    );
+    // A FIXED_RATE meta above 100 in a chunk is refused when read too; 0, which C-Blosc2
+    // writes when the meta is left at its default, is read (at zfp's lowest rate).
+    let chunk = compress(&r, &cparams(35, 50, 4, &nd), &src).unwrap();
+    let mut zero = chunk.clone();
+    zero[23] = 0;
+    let out = decompress_vec_ctx(&ctx(&r), &dparams(&nd), &zero).unwrap();
+    assert_eq!(out.len(), src.len());
+    for rate in [101u8, 255] {
+        let mut bad = chunk.clone();
+        bad[23] = rate;
+        let e = decompress_vec_ctx(&ctx(&r), &dparams(&nd), &bad).unwrap_err();
+        assert_eq!(e.code(), -8);
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "codec parameter: codec 35 (zfp_rate) failed with code -8: ZFP_RATE meta {rate} \
+                 is not a rate of 1 to 100 (percent of the input size) (codec 35)"
+            )
+        );
+        let mut item = [0u8; 4];
+        let e = getitem_ctx(&ctx(&r), &dparams(&nd), &bad, 5, 1, &mut item).unwrap_err();
+        assert_eq!(e.code(), -8, "{e}");
+    }
     // Decoding with a blockshape that does not match the chunk's blocks.
     let wrong = meta(&[16, 16]);
     let e = decompress_vec_ctx(&ctx(&r), &dparams(&wrong), &chunk).unwrap_err();
     assert_eq!(e.code(), -3, "{e}");
+}
+
+#[test]
+fn without_the_nd_context_blocks_are_stored_raw_as_in_cblosc2() {
+    // C-Blosc2's ZFP encoders store a block raw when there is no super-chunk to read the b2nd
+    // metalayer from: the chunk is memcpyed, and decodes without any context.
+    let r = registry();
+    let nd = meta(&[16, 24]);
+    let src = field(&[16, 24], 2, 4);
+    for (codec, meta_byte) in [(33, 0xfe), (34, 10), (35, 50), (35, 0)] {
+        let p = CParams {
+            nd: None,
+            ..cparams(codec, meta_byte, 4, &nd)
+        };
+        let chunk = compress(&r, &p, &src).unwrap();
+        assert_eq!(chunk.len(), 32 + src.len(), "codec {codec}");
+        assert_eq!(chunk[2] & 0x02, 0x02, "memcpyed");
+        assert_eq!((chunk[22], chunk[23]), (codec, meta_byte));
+        assert_eq!(&chunk[32..], &src[..]);
+        assert_eq!(
+            decompress_vec_ctx(&ctx(&r), &DParams::default(), &chunk).unwrap(),
+            src
+        );
+    }
 }
 
 #[test]
@@ -257,11 +299,11 @@ fn hostile_streams_give_errors_or_values_never_out_of_bounds_reads() {
         seed
     };
     for id in [33u8, 34, 35] {
-        let codec = r.codec(id).unwrap();
+        let codec = r.codec(CodecId(id)).unwrap();
         for round in 0..300 {
             let len = (next() % 400) as usize;
             let junk: Vec<u8> = (0..len).map(|_| next() as u8).collect();
-            let c = CodecCtx {
+            let c = BlockContext {
                 clevel: 0,
                 meta: next() as u8,
                 typesize: 4,
@@ -269,6 +311,7 @@ fn hostile_streams_give_errors_or_values_never_out_of_bounds_reads() {
                 nblock: 0,
                 dict: None,
                 nd: Some(&nd),
+                ..BlockContext::default()
             };
             // Random bytes decode to some values or fail; what matters is no crash (run under
             // the address sanitizer, this is where an over-read would show).
@@ -291,7 +334,7 @@ fn hostile_streams_give_errors_or_values_never_out_of_bounds_reads() {
 }
 
 /// A FIXED_RATE chunk of one 64×64 float32 block, with its bstart-relative stream offset.
-fn rate_chunk(r: &Registry) -> (Arc<B2ndMeta>, Vec<u8>, Vec<u8>) {
+fn rate_chunk(r: &Arc<Registry>) -> (Arc<B2ndMeta>, Vec<u8>, Vec<u8>) {
     let blockshape = [64, 64];
     let nd = Arc::new(B2ndMeta::new(vec![64, 64], vec![64, 64], vec![64, 64], "<f4").unwrap());
     let src = field(&blockshape, 1, 4);
@@ -377,4 +420,94 @@ fn fixed_rate_item_reads_are_faster_than_the_block() {
         block / cells
     );
     assert!(block > 4.0 * cells, "item {cells} s, block {block} s");
+}
+
+#[test]
+fn a_zfp_array_reads_through_its_super_chunk_as_cblosc2_reads_it() {
+    // python-blosc2's ZFP_RATE array: the super-chunk hands its own b2nd metalayer to the
+    // codec, as C-Blosc2 does, in Rust and through the C ABI (where it failed with -8).
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/peers/zfp.b2nd");
+    Registry::global().load_plugin(plugin_lib()).unwrap();
+    let s = strata::schunk::SChunk::open(&path, strata::frame::OpenMode::Read).unwrap();
+    let nd = Arc::new(B2ndMeta::from_bytes(s.meta("b2nd").unwrap()).unwrap());
+    assert_eq!(nd.blockshape, [4, 4]);
+    let chunk = s.chunk(0).unwrap();
+    let want = decompress_vec_ctx(&Context::global(), &dparams(&nd), &chunk).unwrap();
+    assert_eq!(want.len(), 8 * 8 * 4);
+    assert_eq!(s.decompress_chunk_vec(0).unwrap(), want);
+    let mut items = [0u8; 12];
+    assert_eq!(s.getitem(0, 5, 3, &mut items).unwrap(), 12);
+    assert_eq!(items[..], want[20..32]);
+
+    use strata::capi::schunk::{
+        strata_schunk_decompress_chunk, strata_schunk_free, strata_schunk_getitem,
+        strata_schunk_open, STRATA_OPEN_READ,
+    };
+    let cpath = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    let mut handle = std::ptr::null_mut();
+    // SAFETY: a NUL-terminated path, NULL dparams (the defaults), a place for the handle.
+    let rc = unsafe {
+        strata_schunk_open(
+            cpath.as_ptr(),
+            STRATA_OPEN_READ,
+            0,
+            std::ptr::null(),
+            &mut handle,
+        )
+    };
+    assert_eq!(rc, 0);
+    let mut out = vec![0u8; want.len()];
+    // SAFETY: a live handle and a buffer of `out.len()` bytes.
+    let n = unsafe { strata_schunk_decompress_chunk(handle, 0, out.as_mut_ptr(), out.len()) };
+    assert_eq!(n, want.len() as i64);
+    assert_eq!(out, want);
+    let mut items = [0u8; 12];
+    // SAFETY: as above, 12 bytes.
+    let n = unsafe { strata_schunk_getitem(handle, 3, 5, 3, items.as_mut_ptr(), items.len()) };
+    assert_eq!(n, 12);
+    let chunk3 =
+        decompress_vec_ctx(&Context::global(), &dparams(&nd), &s.chunk(3).unwrap()).unwrap();
+    assert_eq!(items[..], chunk3[20..32]);
+    // SAFETY: the live handle, freed once.
+    unsafe { strata_schunk_free(handle) };
+}
+
+#[test]
+fn a_super_chunk_with_a_b2nd_metalayer_compresses_zfp_with_its_blockshape() {
+    // C-Blosc2 hands the super-chunk to the codec when compressing too: chunks appended to a
+    // b2nd super-chunk are ZFP streams (the same bytes as with the N-d context given), and a
+    // metalayer added before the first chunk counts; without one they are stored raw.
+    Registry::global().load_plugin(plugin_lib()).unwrap();
+    let nd = meta(&[16, 24]);
+    let src = field(&[16, 24], 2, 4);
+    let with_nd = cparams(35, 50, 4, &nd);
+    let want = compress(&Registry::global(), &with_nd, &src).unwrap();
+    assert!(
+        want.len() < src.len() && want[2] & 0x02 == 0,
+        "a ZFP stream"
+    );
+    let opts = |metalayers| strata::schunk::SChunkOptions {
+        cparams: CParams {
+            nd: None,
+            ..with_nd.clone()
+        },
+        metalayers,
+        ..Default::default()
+    };
+    let mut s = strata::schunk::SChunk::new(&opts(vec![("b2nd".into(), nd.to_bytes())])).unwrap();
+    s.append_buffer(&src).unwrap();
+    assert_eq!(s.chunk(0).unwrap(), want);
+    assert!(max_err(&s.decompress_chunk_vec(0).unwrap(), &src, 4) < 1.0);
+    let mut s = strata::schunk::SChunk::new(&opts(Vec::new())).unwrap();
+    s.meta_add("b2nd", &nd.to_bytes()).unwrap();
+    s.append_buffer(&src).unwrap();
+    assert_eq!(s.chunk(0).unwrap(), want);
+    let mut s = strata::schunk::SChunk::new(&opts(Vec::new())).unwrap();
+    s.append_buffer(&src).unwrap();
+    let raw = s.chunk(0).unwrap();
+    assert_eq!(
+        (raw.len(), raw[2] & 0x02),
+        (32 + src.len(), 0x02),
+        "memcpyed"
+    );
 }

@@ -15,6 +15,8 @@ use core::arch::x86::*;
 #[cfg(target_arch = "x86_64")]
 use core::arch::x86_64::*;
 
+use super::bits::bit_transpose;
+
 /// Elements per shuffle step (two lanes of 16).
 const STEP: usize = 32;
 
@@ -207,157 +209,42 @@ pub(super) unsafe fn unshuffle<const K: usize>(
     begin + steps * STEP
 }
 
-/// Bit transpose of one byte plane into eight rows: for each 32-byte run of `plane`, row `k`
-/// (`rows[k*rowlen + pos + ..]`) gets 4 bytes packing bit `k` of those bytes, LSB first.
-/// Handles the first `32*floor(plane.len()/32)` bytes and returns that count.
-///
-/// # Safety
-/// The CPU must support AVX2.
-#[target_feature(enable = "avx2")]
-pub(super) unsafe fn bit_rows(plane: &[u8], rows: &mut [u8], rowlen: usize, pos: usize) -> usize {
-    let len = plane.len() - plane.len() % 32;
-    let fits = pos.checked_add(len / 8).is_some_and(|end| end <= rowlen)
-        && rowlen.checked_mul(8).is_some_and(|all| all <= rows.len());
-    if !fits {
-        return 0;
-    }
-    let (sp, dp) = (plane.as_ptr(), rows.as_mut_ptr());
-    let mut c = 0;
-    while c + 64 <= len {
-        // SAFETY: `c + 64 <= len <= plane.len()`.
-        let (mut x0, mut x1) = unsafe {
-            (
-                _mm256_loadu_si256(sp.add(c).cast::<__m256i>()),
-                _mm256_loadu_si256(sp.add(c + 32).cast::<__m256i>()),
-            )
-        };
-        for k in (0..8).rev() {
-            // SAFETY: register-only intrinsics (AVX2 enabled); the 8-byte store ends at
-            // `k*rowlen + pos + (c + 64)/8 <= 7*rowlen + pos + len/8 <= 8*rowlen <= rows.len()`.
-            unsafe {
-                let m = u64::from(_mm256_movemask_epi8(x0) as u32)
-                    | (u64::from(_mm256_movemask_epi8(x1) as u32) << 32);
-                dp.add(k * rowlen + pos + c / 8)
-                    .cast::<u64>()
-                    .write_unaligned(m.to_le());
-                x0 = _mm256_add_epi8(x0, x0);
-                x1 = _mm256_add_epi8(x1, x1);
-            }
-        }
-        c += 64;
-    }
-    if c < len {
-        // SAFETY: `c + 32 == len <= plane.len()`.
-        let mut x = unsafe { _mm256_loadu_si256(sp.add(c).cast::<__m256i>()) };
-        for k in (0..8).rev() {
-            // SAFETY: as above, with a 4-byte store ending at `k*rowlen + pos + len/8`.
-            unsafe {
-                let m = _mm256_movemask_epi8(x) as u32;
-                dp.add(k * rowlen + pos + c / 8)
-                    .cast::<u32>()
-                    .write_unaligned(m.to_le());
-                x = _mm256_add_epi8(x, x);
-            }
-        }
-    }
-    len
+bit_transpose! {
+    feature: "avx2",
+    vector: __m256i,
+    bytes: 32,
+    half: u32,
+    pair: u64,
+    loadu: _mm256_loadu_si256,
+    setzero: _mm256_setzero_si256,
+    and: _mm256_and_si256,
+    xor: _mm256_xor_si256,
+    add8: _mm256_add_epi8,
+    movemask: _mm256_movemask_epi8,
+    srli64: _mm256_srli_epi64,
+    slli64: _mm256_slli_epi64,
+    set1_64: _mm256_set1_epi64x,
+    unpack8: _mm256_unpacklo_epi8 _mm256_unpackhi_epi8,
+    unpack16: _mm256_unpacklo_epi16 _mm256_unpackhi_epi16,
+    unpack32: _mm256_unpacklo_epi32 _mm256_unpackhi_epi32,
+    store_group: store_group,
 }
 
-/// In-register 8×8 bit transpose of each 64-bit lane (see `scalar::transpose8x8`).
+/// Writes output register `i` of `bit_unrows`' run at `dp + c`: its low lane holds plane
+/// bytes `c + 16i ..`, its high lane those 128 bytes later.
 ///
 /// # Safety
-/// The CPU must support AVX2.
+/// The CPU must support AVX2; `i < 8` and the 256 bytes at `dp + c` are writable.
 #[inline]
 #[target_feature(enable = "avx2")]
-unsafe fn transpose8x8(x: __m256i) -> __m256i {
-    #[allow(unused_unsafe)]
-    // SAFETY: register-only intrinsics; AVX2 is enabled for this function.
+unsafe fn store_group(dp: *mut u8, c: usize, i: usize, v: __m256i) {
+    // SAFETY: both 16-byte stores end at `c + 128 + 16*7 + 16 = c + 256`, writable by the
+    // caller's guarantee.
     unsafe {
-        let m1 = _mm256_set1_epi64x(0x00AA_00AA_00AA_00AA);
-        let m2 = _mm256_set1_epi64x(0x0000_CCCC_0000_CCCC);
-        let m3 = _mm256_set1_epi64x(0x0000_0000_F0F0_F0F0);
-        let t = _mm256_and_si256(_mm256_xor_si256(_mm256_srli_epi64::<7>(x), x), m1);
-        let x = _mm256_xor_si256(x, _mm256_xor_si256(t, _mm256_slli_epi64::<7>(t)));
-        let t = _mm256_and_si256(_mm256_xor_si256(_mm256_srli_epi64::<14>(x), x), m2);
-        let x = _mm256_xor_si256(x, _mm256_xor_si256(t, _mm256_slli_epi64::<14>(t)));
-        let t = _mm256_and_si256(_mm256_xor_si256(_mm256_srli_epi64::<28>(x), x), m3);
-        _mm256_xor_si256(x, _mm256_xor_si256(t, _mm256_slli_epi64::<28>(t)))
+        _mm256_storeu2_m128i(
+            dp.add(c + 128 + 16 * i).cast::<__m128i>(),
+            dp.add(c + 16 * i).cast::<__m128i>(),
+            v,
+        );
     }
-}
-
-/// Inverse of [`bit_rows`]: rebuilds 256 plane bytes at a time from 32 bytes of each of the
-/// eight rows starting at `pos`. Handles the first `256*floor(plane.len()/256)` bytes and
-/// returns that count.
-///
-/// # Safety
-/// The CPU must support AVX2.
-#[target_feature(enable = "avx2")]
-pub(super) unsafe fn bit_unrows(rows: &[u8], rowlen: usize, pos: usize, plane: &mut [u8]) -> usize {
-    let len = plane.len() - plane.len() % 256;
-    let fits = pos.checked_add(len / 8).is_some_and(|end| end <= rowlen)
-        && rowlen.checked_mul(8).is_some_and(|all| all <= rows.len());
-    if !fits {
-        return 0;
-    }
-    let (sp, dp) = (rows.as_ptr(), plane.as_mut_ptr());
-    let mut c = 0;
-    while c < len {
-        let g0 = pos + c / 8;
-        // SAFETY: reads end at `k*rowlen + pos + (c + 256)/8 <= 8*rowlen <= rows.len()`.
-        let r = unsafe {
-            let mut r = [_mm256_setzero_si256(); 8];
-            for (k, v) in r.iter_mut().enumerate() {
-                *v = _mm256_loadu_si256(sp.add(k * rowlen + g0).cast::<__m256i>());
-            }
-            r
-        };
-        // SAFETY: register-only intrinsics; AVX2 is enabled for this function.
-        let u = unsafe {
-            // Bytes of rows 2i, 2i+1 side by side: groups 0-7 (lo) and 8-15 (hi) per lane.
-            let s: [__m256i; 8] = [
-                _mm256_unpacklo_epi8(r[0], r[1]),
-                _mm256_unpackhi_epi8(r[0], r[1]),
-                _mm256_unpacklo_epi8(r[2], r[3]),
-                _mm256_unpackhi_epi8(r[2], r[3]),
-                _mm256_unpacklo_epi8(r[4], r[5]),
-                _mm256_unpackhi_epi8(r[4], r[5]),
-                _mm256_unpacklo_epi8(r[6], r[7]),
-                _mm256_unpackhi_epi8(r[6], r[7]),
-            ];
-            // Rows 0-3 (t[0..4]) and 4-7 (t[4..8]) of groups 0-3, 4-7, 8-11, 12-15.
-            let t: [__m256i; 8] = [
-                _mm256_unpacklo_epi16(s[0], s[2]),
-                _mm256_unpackhi_epi16(s[0], s[2]),
-                _mm256_unpacklo_epi16(s[1], s[3]),
-                _mm256_unpackhi_epi16(s[1], s[3]),
-                _mm256_unpacklo_epi16(s[4], s[6]),
-                _mm256_unpackhi_epi16(s[4], s[6]),
-                _mm256_unpacklo_epi16(s[5], s[7]),
-                _mm256_unpackhi_epi16(s[5], s[7]),
-            ];
-            // Register i: the eight row bytes of groups 2i and 2i+1, one group per 64 bits.
-            [
-                transpose8x8(_mm256_unpacklo_epi32(t[0], t[4])),
-                transpose8x8(_mm256_unpackhi_epi32(t[0], t[4])),
-                transpose8x8(_mm256_unpacklo_epi32(t[1], t[5])),
-                transpose8x8(_mm256_unpackhi_epi32(t[1], t[5])),
-                transpose8x8(_mm256_unpacklo_epi32(t[2], t[6])),
-                transpose8x8(_mm256_unpackhi_epi32(t[2], t[6])),
-                transpose8x8(_mm256_unpacklo_epi32(t[3], t[7])),
-                transpose8x8(_mm256_unpackhi_epi32(t[3], t[7])),
-            ]
-        };
-        for (i, v) in u.iter().enumerate() {
-            // SAFETY: writes end at `c + 128 + 16*7 + 16 = c + 256 <= len <= plane.len()`.
-            unsafe {
-                _mm256_storeu2_m128i(
-                    dp.add(c + 128 + 16 * i).cast::<__m128i>(),
-                    dp.add(c + 16 * i).cast::<__m128i>(),
-                    *v,
-                );
-            }
-        }
-        c += 256;
-    }
-    len
 }

@@ -11,31 +11,22 @@
 //!
 //! Bitshuffle works on L1-sized tiles: a tile of elements is byte-shuffled into scratch, then
 //! each of its byte planes is bit-transposed into the eight output rows (and backwards). The
-//! result is the layout of codecs-filters.md §6, byte-identical to C-Blosc2's
+//! result is the layout `docs/filters.md` describes, byte-identical to C-Blosc2's
 //! `bshuf_trans_bit_elem` / `bitshuffle()` (2.x and 3.x, checked against 3.3.5).
 //!
 //! This module is the only place in the filters where `unsafe` is allowed; every SIMD kernel
 //! checks its slice arguments itself, so the only condition its callers uphold is the CPU level.
 //! Format: c-blosc2 `blosc/shuffle.c`, `blosc/shuffle-generic.h`, `blosc/bitshuffle-generic.c`.
-//!
-//! ```
-//! use strata::filters::simd::{self, Level};
-//! let src: Vec<u8> = (0..100u8).collect();
-//! let (mut a, mut b) = (vec![0u8; 100], vec![0u8; 100]);
-//! simd::bitshuffle(4, &src, &mut a).unwrap();
-//! simd::bitshuffle_with(Level::Scalar, 4, &src, &mut b).unwrap();
-//! assert_eq!(a, b);
-//! simd::bitunshuffle(4, &a, &mut b).unwrap();
-//! assert_eq!(b, src);
-//! ```
 #![allow(unsafe_code)]
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Expected, Result};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod avx2;
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+mod bits;
 mod scalar;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod sse2;
@@ -65,6 +56,7 @@ impl Level {
         }
     }
 
+    #[cfg(test)]
     /// All levels, least capable first.
     pub const ALL: [Level; 3] = [Level::Scalar, Level::Sse2, Level::Avx2];
 
@@ -99,6 +91,7 @@ impl Level {
         Level::Scalar
     }
 
+    #[cfg(test)]
     /// Whether this CPU can run kernels of this level.
     #[must_use]
     pub fn is_supported(self) -> bool {
@@ -107,16 +100,17 @@ impl Level {
 }
 
 /// Checks the common kernel arguments.
-fn check(what: &str, ts: usize, src: &[u8], dst: &[u8]) -> Result<()> {
+fn check(ts: usize, src: &[u8], dst: &[u8]) -> Result<()> {
     if ts == 0 {
-        return Err(Error::InvalidParam(format!("{what}: element size 0")));
+        return Err(Error::range(
+            "element size of a filter kernel",
+            0,
+            Expected::AtLeast(1),
+        ));
     }
     if src.len() != dst.len() {
-        return Err(Error::InvalidParam(format!(
-            "{what}: source has {} bytes, destination {}",
-            src.len(),
-            dst.len()
-        )));
+        let what = "destination bytes of a filter kernel (the source's)";
+        return Err(Error::mismatch(what, src.len(), dst.len()));
     }
     Ok(())
 }
@@ -125,7 +119,7 @@ fn check(what: &str, ts: usize, src: &[u8], dst: &[u8]) -> Result<()> {
 /// the last `len % ts` bytes are copied unchanged.
 ///
 /// # Errors
-/// [`Error::InvalidParam`] when `ts` is 0 or the slices differ in length.
+/// [`Error::OutOfRange`] when `ts` is 0, [`Error::Mismatch`] when the slices differ in length.
 pub fn shuffle(ts: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
     shuffle_with(Level::detect(), ts, src, dst)
 }
@@ -133,9 +127,9 @@ pub fn shuffle(ts: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
 /// [`shuffle`] at a given level (capped at [`Level::detect`]).
 ///
 /// # Errors
-/// [`Error::InvalidParam`] when `ts` is 0 or the slices differ in length.
+/// [`Error::OutOfRange`] when `ts` is 0, [`Error::Mismatch`] when the slices differ in length.
 pub fn shuffle_with(level: Level, ts: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
-    check("shuffle", ts, src, dst)?;
+    check(ts, src, dst)?;
     let n = src.len() / ts;
     let body = n * ts;
     dst[body..].copy_from_slice(&src[body..]);
@@ -152,7 +146,7 @@ pub fn shuffle_with(level: Level, ts: usize, src: &[u8], dst: &mut [u8]) -> Resu
 /// Inverse of [`shuffle`] with the detected level.
 ///
 /// # Errors
-/// [`Error::InvalidParam`] when `ts` is 0 or the slices differ in length.
+/// [`Error::OutOfRange`] when `ts` is 0, [`Error::Mismatch`] when the slices differ in length.
 pub fn unshuffle(ts: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
     unshuffle_with(Level::detect(), ts, src, dst)
 }
@@ -160,9 +154,9 @@ pub fn unshuffle(ts: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
 /// [`unshuffle`] at a given level (capped at [`Level::detect`]).
 ///
 /// # Errors
-/// [`Error::InvalidParam`] when `ts` is 0 or the slices differ in length.
+/// [`Error::OutOfRange`] when `ts` is 0, [`Error::Mismatch`] when the slices differ in length.
 pub fn unshuffle_with(level: Level, ts: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
-    check("unshuffle", ts, src, dst)?;
+    check(ts, src, dst)?;
     let n = src.len() / ts;
     let body = n * ts;
     dst[body..].copy_from_slice(&src[body..]);
@@ -176,13 +170,13 @@ pub fn unshuffle_with(level: Level, ts: usize, src: &[u8], dst: &mut [u8]) -> Re
     Ok(())
 }
 
-/// Bit shuffle with the detected level (codecs-filters.md §6): with `n8 = 8*floor(len/ts/8)`,
+/// Bit shuffle with the detected level (`docs/filters.md`): with `n8 = 8*floor(len/ts/8)`,
 /// the first `n8*ts` bytes become `8*ts` rows of `n8/8` bytes, row `8j + k` packing bit `k` of
 /// byte `j` of each element (element `8g + m` at bit `m` of row byte `g`). The remaining bytes
 /// are copied unchanged.
 ///
 /// # Errors
-/// [`Error::InvalidParam`] when `ts` is 0 or the slices differ in length.
+/// [`Error::OutOfRange`] when `ts` is 0, [`Error::Mismatch`] when the slices differ in length.
 pub fn bitshuffle(ts: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
     bitshuffle_with(Level::detect(), ts, src, dst)
 }
@@ -190,9 +184,9 @@ pub fn bitshuffle(ts: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
 /// [`bitshuffle`] at a given level (capped at [`Level::detect`]).
 ///
 /// # Errors
-/// [`Error::InvalidParam`] when `ts` is 0 or the slices differ in length.
+/// [`Error::OutOfRange`] when `ts` is 0, [`Error::Mismatch`] when the slices differ in length.
 pub fn bitshuffle_with(level: Level, ts: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
-    check("bitshuffle", ts, src, dst)?;
+    check(ts, src, dst)?;
     let level = level.min(Level::detect());
     let n = src.len() / ts;
     let n8 = n - n % 8;
@@ -225,7 +219,7 @@ pub fn bitshuffle_with(level: Level, ts: usize, src: &[u8], dst: &mut [u8]) -> R
 /// Inverse of [`bitshuffle`] with the detected level.
 ///
 /// # Errors
-/// [`Error::InvalidParam`] when `ts` is 0 or the slices differ in length.
+/// [`Error::OutOfRange`] when `ts` is 0, [`Error::Mismatch`] when the slices differ in length.
 pub fn bitunshuffle(ts: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
     bitunshuffle_with(Level::detect(), ts, src, dst)
 }
@@ -233,9 +227,9 @@ pub fn bitunshuffle(ts: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
 /// [`bitunshuffle`] at a given level (capped at [`Level::detect`]).
 ///
 /// # Errors
-/// [`Error::InvalidParam`] when `ts` is 0 or the slices differ in length.
+/// [`Error::OutOfRange`] when `ts` is 0, [`Error::Mismatch`] when the slices differ in length.
 pub fn bitunshuffle_with(level: Level, ts: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
-    check("bitunshuffle", ts, src, dst)?;
+    check(ts, src, dst)?;
     let level = level.min(Level::detect());
     let n = src.len() / ts;
     let n8 = n - n % 8;
@@ -269,7 +263,7 @@ pub fn bitunshuffle_with(level: Level, ts: usize, src: &[u8], dst: &mut [u8]) ->
 /// (BYTEDELTA decoding).
 ///
 /// # Errors
-/// [`Error::InvalidParam`] when the slices differ in length.
+/// [`Error::Mismatch`] when the slices differ in length.
 pub fn byte_prefix_sum(src: &[u8], dst: &mut [u8]) -> Result<()> {
     byte_prefix_sum_with(Level::detect(), src, dst)
 }
@@ -277,9 +271,9 @@ pub fn byte_prefix_sum(src: &[u8], dst: &mut [u8]) -> Result<()> {
 /// [`byte_prefix_sum`] at a given level (capped at [`Level::detect`]).
 ///
 /// # Errors
-/// [`Error::InvalidParam`] when the slices differ in length.
+/// [`Error::Mismatch`] when the slices differ in length.
 pub fn byte_prefix_sum_with(level: Level, src: &[u8], dst: &mut [u8]) -> Result<()> {
-    check("byte_prefix_sum", 1, src, dst)?;
+    check(1, src, dst)?;
     let level = level.min(Level::detect());
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     let done = if level >= Level::Sse2 {
@@ -302,7 +296,8 @@ pub fn byte_prefix_sum_with(level: Level, src: &[u8], dst: &mut [u8]) -> Result<
 /// block 0).
 ///
 /// # Errors
-/// [`Error::InvalidParam`] when `w` is not 1, 2, 4 or 8 or the slices differ in length.
+/// [`Error::OutOfRange`] when `w` is not 1, 2, 4 or 8, [`Error::Mismatch`] when the slices
+/// differ in length.
 pub fn prefix_xor(w: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
     prefix_xor_with(Level::detect(), w, src, dst)
 }
@@ -310,13 +305,16 @@ pub fn prefix_xor(w: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
 /// [`prefix_xor`] at a given level (capped at [`Level::detect`]).
 ///
 /// # Errors
-/// [`Error::InvalidParam`] when `w` is not 1, 2, 4 or 8 or the slices differ in length.
+/// [`Error::OutOfRange`] when `w` is not 1, 2, 4 or 8, [`Error::Mismatch`] when the slices
+/// differ in length.
 pub fn prefix_xor_with(level: Level, w: usize, src: &[u8], dst: &mut [u8]) -> Result<()> {
-    check("prefix_xor", w, src, dst)?;
+    check(w, src, dst)?;
     if !matches!(w, 1 | 2 | 4 | 8) {
-        return Err(Error::InvalidParam(format!(
-            "prefix_xor: stride {w} is not 1, 2, 4 or 8"
-        )));
+        return Err(Error::range(
+            "prefix_xor stride",
+            w,
+            Expected::OneOf("1, 2, 4 or 8"),
+        ));
     }
     let level = level.min(Level::detect());
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]

@@ -14,6 +14,8 @@ use core::arch::x86::*;
 #[cfg(target_arch = "x86_64")]
 use core::arch::x86_64::*;
 
+use super::bits::bit_transpose;
+
 /// Elements per shuffle step.
 const STEP: usize = 16;
 
@@ -176,150 +178,36 @@ pub(super) unsafe fn unshuffle<const K: usize>(
     begin + steps * STEP
 }
 
-/// Bit transpose of one byte plane into eight rows, 16 plane bytes (2 row bytes) at a time,
-/// two at once where possible. Handles the first `16*floor(plane.len()/16)` bytes and returns
-/// that count.
-///
-/// # Safety
-/// The CPU must support SSE2.
-#[target_feature(enable = "sse2")]
-pub(super) unsafe fn bit_rows(plane: &[u8], rows: &mut [u8], rowlen: usize, pos: usize) -> usize {
-    let len = plane.len() - plane.len() % 16;
-    let fits = pos.checked_add(len / 8).is_some_and(|end| end <= rowlen)
-        && rowlen.checked_mul(8).is_some_and(|all| all <= rows.len());
-    if !fits {
-        return 0;
-    }
-    let (sp, dp) = (plane.as_ptr(), rows.as_mut_ptr());
-    let mut c = 0;
-    while c + 32 <= len {
-        // SAFETY: `c + 32 <= len <= plane.len()`.
-        let (mut x0, mut x1) = unsafe {
-            (
-                _mm_loadu_si128(sp.add(c).cast::<__m128i>()),
-                _mm_loadu_si128(sp.add(c + 16).cast::<__m128i>()),
-            )
-        };
-        for k in (0..8).rev() {
-            // SAFETY: register-only intrinsics (SSE2 enabled); the 4-byte store ends at
-            // `k*rowlen + pos + (c + 32)/8 <= 8*rowlen <= rows.len()`.
-            unsafe {
-                let m = (_mm_movemask_epi8(x0) as u32 & 0xffff)
-                    | ((_mm_movemask_epi8(x1) as u32 & 0xffff) << 16);
-                dp.add(k * rowlen + pos + c / 8)
-                    .cast::<u32>()
-                    .write_unaligned(m.to_le());
-                x0 = _mm_add_epi8(x0, x0);
-                x1 = _mm_add_epi8(x1, x1);
-            }
-        }
-        c += 32;
-    }
-    if c < len {
-        // SAFETY: `c + 16 == len <= plane.len()`.
-        let mut x = unsafe { _mm_loadu_si128(sp.add(c).cast::<__m128i>()) };
-        for k in (0..8).rev() {
-            // SAFETY: as above, with a 2-byte store ending at `k*rowlen + pos + len/8`.
-            unsafe {
-                let m = (_mm_movemask_epi8(x) as u32 & 0xffff) as u16;
-                dp.add(k * rowlen + pos + c / 8)
-                    .cast::<u16>()
-                    .write_unaligned(m.to_le());
-                x = _mm_add_epi8(x, x);
-            }
-        }
-    }
-    len
+bit_transpose! {
+    feature: "sse2",
+    vector: __m128i,
+    bytes: 16,
+    half: u16,
+    pair: u32,
+    loadu: _mm_loadu_si128,
+    setzero: _mm_setzero_si128,
+    and: _mm_and_si128,
+    xor: _mm_xor_si128,
+    add8: _mm_add_epi8,
+    movemask: _mm_movemask_epi8,
+    srli64: _mm_srli_epi64,
+    slli64: _mm_slli_epi64,
+    set1_64: _mm_set1_epi64x,
+    unpack8: _mm_unpacklo_epi8 _mm_unpackhi_epi8,
+    unpack16: _mm_unpacklo_epi16 _mm_unpackhi_epi16,
+    unpack32: _mm_unpacklo_epi32 _mm_unpackhi_epi32,
+    store_group: store_group,
 }
 
-/// In-register 8×8 bit transpose of each 64-bit lane (see `scalar::transpose8x8`).
+/// Writes output register `i` of `bit_unrows`' run at `dp + c`: plane bytes `c + 16i ..`.
 ///
 /// # Safety
-/// The CPU must support SSE2.
+/// The CPU must support SSE2; `i < 8` and the 128 bytes at `dp + c` are writable.
 #[inline]
 #[target_feature(enable = "sse2")]
-unsafe fn transpose8x8(x: __m128i) -> __m128i {
-    #[allow(unused_unsafe)]
-    // SAFETY: register-only intrinsics; SSE2 is enabled for this function.
-    unsafe {
-        let m1 = _mm_set1_epi64x(0x00AA_00AA_00AA_00AA);
-        let m2 = _mm_set1_epi64x(0x0000_CCCC_0000_CCCC);
-        let m3 = _mm_set1_epi64x(0x0000_0000_F0F0_F0F0);
-        let t = _mm_and_si128(_mm_xor_si128(_mm_srli_epi64::<7>(x), x), m1);
-        let x = _mm_xor_si128(x, _mm_xor_si128(t, _mm_slli_epi64::<7>(t)));
-        let t = _mm_and_si128(_mm_xor_si128(_mm_srli_epi64::<14>(x), x), m2);
-        let x = _mm_xor_si128(x, _mm_xor_si128(t, _mm_slli_epi64::<14>(t)));
-        let t = _mm_and_si128(_mm_xor_si128(_mm_srli_epi64::<28>(x), x), m3);
-        _mm_xor_si128(x, _mm_xor_si128(t, _mm_slli_epi64::<28>(t)))
-    }
-}
-
-/// Inverse of [`bit_rows`]: rebuilds 128 plane bytes at a time from 16 bytes of each of the
-/// eight rows starting at `pos`. Handles the first `128*floor(plane.len()/128)` bytes and
-/// returns that count.
-///
-/// # Safety
-/// The CPU must support SSE2.
-#[target_feature(enable = "sse2")]
-pub(super) unsafe fn bit_unrows(rows: &[u8], rowlen: usize, pos: usize, plane: &mut [u8]) -> usize {
-    let len = plane.len() - plane.len() % 128;
-    let fits = pos.checked_add(len / 8).is_some_and(|end| end <= rowlen)
-        && rowlen.checked_mul(8).is_some_and(|all| all <= rows.len());
-    if !fits {
-        return 0;
-    }
-    let (sp, dp) = (rows.as_ptr(), plane.as_mut_ptr());
-    let mut c = 0;
-    while c < len {
-        let g0 = pos + c / 8;
-        // SAFETY: reads end at `k*rowlen + pos + (c + 128)/8 <= 8*rowlen <= rows.len()`.
-        let r = unsafe {
-            let mut r = [_mm_setzero_si128(); 8];
-            for (k, v) in r.iter_mut().enumerate() {
-                *v = _mm_loadu_si128(sp.add(k * rowlen + g0).cast::<__m128i>());
-            }
-            r
-        };
-        // SAFETY: register-only intrinsics; SSE2 is enabled for this function.
-        let u = unsafe {
-            let s: [__m128i; 8] = [
-                _mm_unpacklo_epi8(r[0], r[1]),
-                _mm_unpackhi_epi8(r[0], r[1]),
-                _mm_unpacklo_epi8(r[2], r[3]),
-                _mm_unpackhi_epi8(r[2], r[3]),
-                _mm_unpacklo_epi8(r[4], r[5]),
-                _mm_unpackhi_epi8(r[4], r[5]),
-                _mm_unpacklo_epi8(r[6], r[7]),
-                _mm_unpackhi_epi8(r[6], r[7]),
-            ];
-            let t: [__m128i; 8] = [
-                _mm_unpacklo_epi16(s[0], s[2]),
-                _mm_unpackhi_epi16(s[0], s[2]),
-                _mm_unpacklo_epi16(s[1], s[3]),
-                _mm_unpackhi_epi16(s[1], s[3]),
-                _mm_unpacklo_epi16(s[4], s[6]),
-                _mm_unpackhi_epi16(s[4], s[6]),
-                _mm_unpacklo_epi16(s[5], s[7]),
-                _mm_unpackhi_epi16(s[5], s[7]),
-            ];
-            [
-                transpose8x8(_mm_unpacklo_epi32(t[0], t[4])),
-                transpose8x8(_mm_unpackhi_epi32(t[0], t[4])),
-                transpose8x8(_mm_unpacklo_epi32(t[1], t[5])),
-                transpose8x8(_mm_unpackhi_epi32(t[1], t[5])),
-                transpose8x8(_mm_unpacklo_epi32(t[2], t[6])),
-                transpose8x8(_mm_unpackhi_epi32(t[2], t[6])),
-                transpose8x8(_mm_unpacklo_epi32(t[3], t[7])),
-                transpose8x8(_mm_unpackhi_epi32(t[3], t[7])),
-            ]
-        };
-        for (i, v) in u.iter().enumerate() {
-            // SAFETY: writes end at `c + 16*7 + 16 = c + 128 <= len <= plane.len()`.
-            unsafe { _mm_storeu_si128(dp.add(c + 16 * i).cast::<__m128i>(), *v) };
-        }
-        c += 128;
-    }
-    len
+unsafe fn store_group(dp: *mut u8, c: usize, i: usize, v: __m128i) {
+    // SAFETY: the store ends at `c + 16*7 + 16 = c + 128`, writable by the caller's guarantee.
+    unsafe { _mm_storeu_si128(dp.add(c + 16 * i).cast::<__m128i>(), v) };
 }
 
 /// Copies byte 15 of `x` to all 16 bytes.

@@ -1,7 +1,18 @@
 //! Kernel tests: every SIMD level against the scalar twin, and the scalar twin against the
-//! definitions of codecs-filters.md §5–§6 written out bit by bit.
+//! definitions of `docs/filters.md` written out bit by bit.
 
 use super::*;
+
+#[test]
+fn the_dispatched_kernel_equals_the_scalar_one() {
+    let src: Vec<u8> = (0..100u8).collect();
+    let (mut a, mut b) = (vec![0u8; 100], vec![0u8; 100]);
+    bitshuffle(4, &src, &mut a).unwrap();
+    bitshuffle_with(Level::Scalar, 4, &src, &mut b).unwrap();
+    assert_eq!(a, b);
+    bitunshuffle(4, &a, &mut b).unwrap();
+    assert_eq!(b, src);
+}
 
 /// Element sizes tested exhaustively.
 fn sizes() -> impl Iterator<Item = usize> {
@@ -223,9 +234,10 @@ fn throughput() {
 /// `tests/data/filters/gen.py` from numpy references and from C-Blosc2 3.3.5 itself.
 mod golden {
     use super::Level;
+    use crate::block::BlockContext;
     use crate::filters::{
         bitshuffle::Bitshuffle, bytedelta::Bytedelta, bytedelta::BytedeltaBuggy, delta::Delta,
-        shuffle::Shuffle, trunc_prec::TruncPrec, Filter, FilterCtx,
+        shuffle::Shuffle, trunc_prec::TruncPrec, Filter,
     };
 
     const FIXTURES: &str = include_str!("../../../tests/data/filters/fixtures.txt");
@@ -292,7 +304,7 @@ mod golden {
                 c.source, c.filter, c.typesize, c.meta
             );
             assert_eq!(c.input.len(), c.output.len(), "{name}");
-            let ctx = |b: usize, dref| FilterCtx {
+            let ctx = |b: usize, dref| BlockContext {
                 typesize: c.typesize,
                 meta: c.meta,
                 nblock: b,
@@ -300,6 +312,7 @@ mod golden {
                 version: 5,
                 dref,
                 nd: None,
+                ..BlockContext::default()
             };
             // Forward, block by block, against the expected output.
             for (b, (inp, want)) in c
@@ -375,10 +388,12 @@ fn miri_smoke() {
 #[test]
 #[ignore = "benchmark; run in release with --ignored --nocapture"]
 fn filter_throughput() {
+    use crate::block::BlockContext;
     use crate::filters::{
         bitshuffle::Bitshuffle, bytedelta::Bytedelta, bytedelta::BytedeltaBuggy, delta::Delta,
-        shuffle::Shuffle, trunc_prec::TruncPrec, Filter, FilterCtx,
+        shuffle::Shuffle, trunc_prec::TruncPrec, Filter,
     };
+    use crate::format::ids::FilterId;
     use std::time::Instant;
     let len = 256 * 1024;
     let src: Vec<u8> = (0..len / 8)
@@ -396,8 +411,12 @@ fn filter_throughput() {
     ];
     for ts in [4usize, 8] {
         for f in filters {
-            let meta = if f.id() == 4 { 10 } else { 0 };
-            let fwd = FilterCtx {
+            let meta = if f.id() == FilterId::TRUNC_PREC {
+                10
+            } else {
+                0
+            };
+            let fwd = BlockContext {
                 typesize: ts,
                 meta,
                 nblock: 1,
@@ -405,8 +424,9 @@ fn filter_throughput() {
                 version: 5,
                 dref: &src,
                 nd: None,
+                ..BlockContext::default()
             };
-            let bwd = FilterCtx { dref: &src, ..fwd };
+            let bwd = BlockContext { dref: &src, ..fwd };
             let time = |g: &mut dyn FnMut()| {
                 let mut best = f64::MAX;
                 for _ in 0..15 {
@@ -420,7 +440,7 @@ fn filter_throughput() {
             };
             let a = time(&mut || f.forward(&src, &mut out, &fwd).unwrap());
             let b = time(&mut || f.backward(&out, &mut back, &bwd).unwrap());
-            let c0 = FilterCtx {
+            let c0 = BlockContext {
                 offset: 0,
                 nblock: 0,
                 dref: &[],

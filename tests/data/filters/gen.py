@@ -9,7 +9,7 @@ Run with a Python that has numpy and python-blosc2 (checked with numpy 2.x, pyth
 Two kinds of fixture, one per line, `key=value` fields separated by spaces:
 
 * `source=numpy`: the filter output computed here with numpy, straight from the definitions in
-  codecs-filters.md §5-§9 (transpose for shuffle, unpackbits/packbits for bitshuffle, ...).
+  docs/filters.md (transpose for shuffle, unpackbits/packbits for bitshuffle, ...).
 * `source=c-blosc2`: the filter output of C-Blosc2 itself. A chunk is compressed with only the
   filter(s) under test, codec ZLIB, split mode NEVER_SPLIT (one stream per block); each block's
   stream is then zlib-decompressed here, which gives exactly what the filter pipeline produced.

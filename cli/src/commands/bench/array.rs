@@ -1,5 +1,6 @@
-//! `strata bench ARRAY.b2nd`: how fast a b2nd array reads — the whole array, and hyperplanes
-//! along each axis (decompressing only the blocks they touch) — next to reading the same
+//! `strata bench ARRAY.b2nd` (or `FILE.h5:/dataset`): how fast a b2nd array or an HDF5 dataset
+//! reads — the whole array, and hyperplanes along each axis (decompressing only the blocks
+//! they touch) — next to reading the same
 //! hyperplanes from a raw C-order `.npy` file with positioned reads, one per contiguous run of
 //! items, as a program reading the raw file would. With `--cold`, both files are dropped from
 //! the page cache before every read (fdatasync, then `posix_fadvise(DONTNEED)`), so each read
@@ -10,6 +11,7 @@ use crate::commands::info::stored_bytes;
 use crate::formats::raw::open_input;
 use crate::human;
 use crate::report::{self, Report};
+use crate::source::{hdf5_spec, Source};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Serialize;
 use std::fs::File;
@@ -17,8 +19,7 @@ use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::time::Instant;
-use strata::frame::OpenMode;
-use strata::ndarray::{NdArray, Slice};
+use strata::ndarray::Slice;
 
 /// Drops `path` (a file, or every file of a sparse frame directory) from the page cache.
 fn evict(path: &Path) -> Result<()> {
@@ -124,7 +125,7 @@ pub struct ArrayBenchReport {
     pub chunkshape: Vec<usize>,
     /// Block shape.
     pub blockshape: Vec<usize>,
-    /// The array's dtype (`?` when it has none).
+    /// The array's dtype.
     #[serde(skip)]
     pub dtype: String,
     /// Bytes of the items.
@@ -209,9 +210,9 @@ fn bench(
 ) -> Result<ArrayBenchReport> {
     let cool = |p: &Path| if cold { evict(p) } else { Ok(()) };
     let name = path.display();
-    let mut arr =
-        NdArray::open(path, OpenMode::Read).with_context(|| format!("cannot open {name}"))?;
-    arr.set_nthreads(0, nthreads);
+    let arr = Source::open(path, nthreads)?;
+    // The file to drop from the page cache: an HDF5 dataset's file.
+    let file = hdf5_spec(path).map_or(path, |(file, _)| Path::new(file));
     let shape = arr.shape().to_vec();
     let ts = arr.typesize();
     let raw = npy
@@ -244,10 +245,10 @@ fn bench(
     let nbytes = arr.nbytes();
     let mut whole = Vec::new();
     for _ in 0..runs.max(1) {
-        cool(path)?;
+        cool(file)?;
         let start = Instant::now();
-        let data = arr
-            .to_vec()
+        let (data, _) = arr
+            .get_slice_vec(&[])
             .with_context(|| format!("{name}: cannot decompress"))?;
         whole.push(start.elapsed().as_secs_f64());
         std::hint::black_box(&data);
@@ -266,7 +267,7 @@ fn bench(
             let mut slices = vec![Slice::FULL; shape.len()];
             slices[axis] = Slice::index(index as i64);
             let mut out = vec![0u8; plane_bytes];
-            cool(path)?;
+            cool(file)?;
             let start = Instant::now();
             let stats = arr
                 .get_slice(&slices, &mut out)
@@ -299,11 +300,14 @@ fn bench(
         path: name.to_string(),
         cache: if cold { "cold" } else { "warm" },
         shape,
-        chunkshape: arr.chunkshape().to_vec(),
-        blockshape: arr.blockshape().to_vec(),
-        dtype: arr.dtype().unwrap_or("?").to_owned(),
+        chunkshape: arr.chunkshape(),
+        blockshape: arr.blockshape(),
+        dtype: arr.dtype(),
         nbytes,
-        cbytes: stored_bytes(&name.to_string(), arr.schunk())?,
+        cbytes: match &arr {
+            Source::B2nd(a) => stored_bytes(&name.to_string(), a.schunk())?,
+            Source::Hdf5(d) => d.storage_size(),
+        },
         decompress_s: whole,
         decompress_gbps: nbytes as f64 / whole / 1e9,
         hyperplanes: rows,
@@ -324,9 +328,9 @@ mod tests {
         let (array, raw) = (dir.path().join("a.b2nd"), dir.path().join("a.npy"));
         let data: Vec<u8> = (0..12 * 10u32).flat_map(u32::to_le_bytes).collect();
         let params = ArrayParams::new(&[12, 10], 4)
-            .dtype("<u4")
-            .chunkshape(&[6, 10])
-            .blockshape(&[3, 5]);
+            .with_dtype("<u4")
+            .with_chunkshape(&[6, 10])
+            .with_blockshape(&[3, 5]);
         write_array(&array, &params, &data);
         std::fs::write(&raw, npy::file("<u4", &[12, 10], &data)).unwrap();
         let r = bench(&array, Some(&raw), 1, 1, false).unwrap();

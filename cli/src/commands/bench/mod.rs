@@ -4,8 +4,9 @@
 mod array;
 mod sweep;
 
-use super::info::is_frame;
+use crate::input::is_frame;
 use crate::options::{parse_codec, parse_filter, CodecChoice, FilterSpec};
+use crate::source::hdf5_spec;
 use crate::usage_error;
 use anyhow::Result;
 use clap::{value_parser, Args};
@@ -17,7 +18,8 @@ use strata::format::chunk::MAX_BUFFERSIZE;
 /// b2nd array (.b2nd): the whole array and hyperplanes along each axis, timed.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Raw bytes or a C-order .npy file (a sweep), or a .b2nd array (reads timed).
+    /// Raw bytes or a C-order .npy file (a sweep), or a .b2nd array (local, or an http(s)://
+    /// URL) or an HDF5 dataset (FILE.h5:/path) (reads timed).
     file: PathBuf,
     /// With a .b2nd array: the same data as a .npy file, whose hyperplanes are read (and
     /// checked) side by side.
@@ -51,7 +53,7 @@ pub struct BenchArgs {
     blocksizes: Vec<usize>,
     /// Bytes per chunk (the last chunk may be shorter).
     #[arg(long, default_value_t = 4 << 20, value_parser = value_parser!(u64).range(1..=MAX_BUFFERSIZE as u64))]
-    chunk_bytes: u64,
+    chunksize: u64,
     /// Timed passes per configuration, after one warm-up; the median is reported.
     #[arg(long, default_value_t = 5, value_parser = value_parser!(u64).range(1..))]
     runs: u64,
@@ -62,7 +64,10 @@ pub struct BenchArgs {
 /// # Errors
 /// As [`sweep::run`] and [`array::run`].
 pub fn run(args: &BenchArgs) -> Result<()> {
-    if is_frame(&args.file)? {
+    if hdf5_spec(&args.file).is_some() || is_frame(&args.file)? {
+        if args.cold && args.file.to_str().is_some_and(strata::frame::is_url) {
+            usage_error("--cold drops local files from the page cache: give a file, not a URL");
+        }
         return array::run(args);
     }
     if args.npy.is_some() || args.cold {
@@ -75,11 +80,12 @@ pub fn run(args: &BenchArgs) -> Result<()> {
 mod tests {
     use super::BenchArgs;
     use crate::commands::parse_args;
+    use strata::CodecId;
 
     #[test]
     fn defaults_and_lists() {
         let args: BenchArgs = parse_args(&["bench".as_ref(), "in.raw".as_ref()]);
-        assert_eq!((args.chunk_bytes, args.runs), (4 << 20, 5));
+        assert_eq!((args.chunksize, args.runs), (4 << 20, 5));
         assert!(args.codecs.is_empty() && args.nthreads.is_empty() && !args.cold);
         let args: BenchArgs = parse_args(&[
             "bench".as_ref(),
@@ -91,7 +97,10 @@ mod tests {
             "9".as_ref(),
             "in.raw".as_ref(),
         ]);
-        let codecs: Vec<u8> = args.codecs.iter().map(|c| c.id).collect();
-        assert_eq!((codecs, args.clevels), (vec![1, 5], vec![1, 9]));
+        let codecs: Vec<CodecId> = args.codecs.iter().map(|c| c.id).collect();
+        assert_eq!(
+            (codecs, args.clevels),
+            (vec![CodecId::LZ4, CodecId::ZSTD], vec![1, 9])
+        );
     }
 }

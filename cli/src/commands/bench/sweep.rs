@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use strata::chunk::{
     compress, decompress_ctx, max_compressed_len, CParams, Context as ChunkContext, DParams,
 };
-use strata::format::chunk::filter_id;
+use strata::FilterId;
 
 /// One configuration of the sweep and what it measured.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -31,7 +31,7 @@ pub struct SweepRow {
     /// Threads per chunk.
     pub nthreads: usize,
     /// Bytes per chunk.
-    pub chunk_bytes: usize,
+    pub chunksize: usize,
     /// Block size; 0 for C-Blosc2's choice.
     pub blocksize: usize,
     /// Bytes compressed.
@@ -166,8 +166,8 @@ fn sweep(args: &BenchArgs) -> Result<SweepReport> {
     if input.data.is_empty() {
         bail!("{name}: the file holds no data to measure");
     }
-    let chunk_bytes = usize::try_from(args.chunk_bytes)?;
-    let chunks: Vec<&[u8]> = input.data.chunks(chunk_bytes).collect();
+    let chunksize = usize::try_from(args.chunksize)?;
+    let chunks: Vec<&[u8]> = input.data.chunks(chunksize).collect();
     let codecs = or_default(
         &args.codecs,
         &["blosclz", "lz4", "lz4hc", "zlib", "zstd"],
@@ -222,7 +222,7 @@ fn sweep(args: &BenchArgs) -> Result<SweepReport> {
     let bar = bytes_bar("benchmarking", configs.len() as u64);
     let mut rows = Vec::with_capacity(configs.len());
     for (codec, clevel, filter, typesize, nthreads, blocksize) in configs {
-        let (filters, filters_meta) = filter_slots(std::slice::from_ref(filter), typesize)?;
+        let (filters, filters_meta) = filter_slots(std::slice::from_ref(filter))?;
         let cparams = CParams {
             codec: codec.id,
             clevel,
@@ -237,7 +237,7 @@ fn sweep(args: &BenchArgs) -> Result<SweepReport> {
             "{} clevel {clevel} {} typesize {typesize} nthreads {nthreads} blocksize {blocksize}",
             codec.name, filter.text
         );
-        let lossy = filter.id == filter_id::TRUNC_PREC;
+        let lossy = filter.id == FilterId::TRUNC_PREC;
         let m =
             measure(&cparams, &chunks, runs, lossy).with_context(|| format!("{name}: {config}"))?;
         let gbps = |t: Duration| m.nbytes as f64 / t.as_secs_f64() / 1e9;
@@ -247,7 +247,7 @@ fn sweep(args: &BenchArgs) -> Result<SweepReport> {
             filter: filter.text.clone(),
             typesize,
             nthreads,
-            chunk_bytes,
+            chunksize,
             blocksize,
             nbytes: m.nbytes,
             cbytes: m.cbytes,
@@ -381,7 +381,7 @@ mod tests {
             filter: "shuffle".into(),
             typesize: 4,
             nthreads: 1,
-            chunk_bytes: 65536,
+            chunksize: 65536,
             blocksize: 0,
             nbytes: 1 << 20,
             cbytes: 1 << 18,
@@ -453,7 +453,7 @@ mod tests {
             "noshuffle,shuffle".as_ref(),
             "--clevel".as_ref(),
             "5".as_ref(),
-            "--chunk-bytes".as_ref(),
+            "--chunksize".as_ref(),
             "8000".as_ref(),
             "--runs".as_ref(),
             "1".as_ref(),
@@ -475,10 +475,7 @@ mod tests {
             ]
         );
         for row in &r.rows {
-            assert_eq!(
-                (row.nbytes, row.chunk_bytes, row.typesize),
-                (20_000, 8000, 4)
-            );
+            assert_eq!((row.nbytes, row.chunksize, row.typesize), (20_000, 8000, 4));
             assert!(row.cbytes > 0 && row.cbytes < 20_000, "{row:?}");
             assert_eq!(row.cratio, 20_000.0 / row.cbytes as f64);
         }

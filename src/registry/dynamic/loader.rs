@@ -1,54 +1,23 @@
-//! Plugin libraries: the only place Strata opens shared libraries.
-//!
-//! A plugin library exports `strata_plugin_descriptors` (see the `strata-plugin-api` crate and
-//! `include/strata.h`), which lists one [`PluginDescriptor`] per codec or filter it provides.
-//! Before anything is registered, every descriptor of the library is checked: ABI version and
-//! size, kind, name (`[A-Za-z0-9_]`), ID ([`super::check_plugin_id`]: no Blosc built-in ID, and
-//! Blosc2's name for an ID of its global registry) and function pointers. One bad descriptor
-//! rejects the whole library, and nothing of it is registered.
-//!
-//! **Search path.** When a codec or filter ID of 32 or more (or a name) is asked for and
-//! nothing holds it, the loader looks, in order, in:
-//! 1. every directory of `STRATA_PLUGIN_PATH` (separated by `:`, `;` on Windows);
-//! 2. `$HOME/.local/lib/strata/plugins`;
-//! 3. `<prefix>/lib/strata/plugins`, where `<prefix>` is the parent of the directory holding
-//!    the running executable (`/usr/bin/strata` → `/usr/lib/strata/plugins`).
-//!
-//! Every file with the platform's library extension (`.so`, `.dylib`, `.dll`) there, in name
-//! order, is opened until one provides the ID; the first one wins. A library is opened once per
-//! registry and kept loaded (never closed), so its other plugins are registered without
-//! reopening it when they are asked for. Loading is serialised: many threads asking for an
-//! unregistered ID at once open the library once. A search that finds nothing fails with
-//! [`Error::CodecNotFound`] / [`Error::FilterNotFound`], which name every directory searched
-//! and why each rejected library was rejected.
-//!
-//! Opening a library runs its initialisers: put only trusted libraries in these directories.
-//! Format: the loading protocol mirrors c-blosc2 `blosc/blosc2.c` (`fill_codec`,
-//! `fill_filter`) with a versioned descriptor in place of the `info` symbol;
-//! `shared/spec/plugins-abi.md` §5.
+//! The loader: the plugin search path, libraries opened once per registry (and files refused,
+//! remembered while they stay the same), every descriptor checked before anything of a library
+//! is registered, and the registry's loading methods.
 
-#![allow(unsafe_code)]
-
-use super::{check_plugin_id, Origin, PluginKind, Registered, Registry};
-use crate::codecs::{Codec, CodecCtx};
+use super::adapter::{Funcs, Plugin};
+use crate::codecs::Capabilities;
 use crate::error::{Error, Result};
-use crate::filters::{Filter, FilterCtx};
-use crate::format::b2nd::B2ndMeta;
+use crate::registry::{check_plugin_id, Origin, PluginKind, Registered, Registry};
 use libloading::Library;
-use std::ffi::{c_char, CStr};
+use std::ffi::CStr;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use strata_plugin_api as api;
-use strata_plugin_api::{BlockContext, PluginDescriptor};
+use strata_plugin_api::PluginDescriptor;
 
 /// The environment variable listing plugin directories.
 pub const PLUGIN_PATH_ENV: &str = "STRATA_PLUGIN_PATH";
 
 /// Most descriptors one library may list.
 const MAX_DESCRIPTORS: usize = 512;
-
-/// Bytes a plugin may write as its error message.
-const ERRBUF_LEN: usize = 256;
 
 /// The plugin search path from the environment: `STRATA_PLUGIN_PATH`, then
 /// `$HOME/.local/lib/strata/plugins`, then `<prefix>/lib/strata/plugins` (see the module docs).
@@ -75,7 +44,7 @@ pub fn default_plugin_dirs() -> Vec<PathBuf> {
 
 /// What a search looks for.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Key<'a> {
+pub(in crate::registry) enum Key<'a> {
     Id(u8),
     Name(&'a str),
 }
@@ -88,22 +57,22 @@ struct Checked {
     name: String,
     version: u8,
     funcs: Funcs,
-}
-
-#[derive(Clone, Copy)]
-enum Funcs {
-    Codec {
-        encode: api::CodecEncodeFn,
-        decode: api::CodecDecodeFn,
-        decode_items: api::CodecDecodeItemsFn,
-    },
-    Filter {
-        forward: api::FilterFn,
-        backward: api::FilterFn,
-    },
+    caps: Capabilities,
 }
 
 impl Checked {
+    /// The codec or filter this descriptor describes, keeping `lib` (its library) loaded.
+    fn plugin(&self, lib: Option<Arc<Library>>) -> Plugin {
+        Plugin::new(
+            self.id,
+            self.name.clone(),
+            self.version,
+            self.funcs,
+            self.caps,
+            lib,
+        )
+    }
+
     fn matches(&self, kind: PluginKind, key: Key<'_>) -> bool {
         self.kind == kind
             && match key {
@@ -140,9 +109,23 @@ struct Libraries {
     rejected: Vec<Rejected>,
 }
 
+impl Libraries {
+    /// The library at `canonical` (a canonical path), opened and checked the first time.
+    fn get_or_open(&mut self, canonical: PathBuf) -> Result<&Loaded> {
+        let at = match self.loaded.iter().position(|l| l.path == canonical) {
+            Some(at) => at,
+            None => {
+                self.loaded.push(open(&canonical)?);
+                self.loaded.len() - 1
+            }
+        };
+        Ok(&self.loaded[at])
+    }
+}
+
 /// The loader of one [`Registry`]: its search path and the libraries it has opened.
 #[derive(Default)]
-pub(super) struct Loader {
+pub(in crate::registry) struct Loader {
     /// `None`: [`default_plugin_dirs`], read at each search.
     dirs: RwLock<Option<Vec<PathBuf>>>,
     /// Held for the whole of a load, so that a library is opened once.
@@ -150,6 +133,11 @@ pub(super) struct Loader {
 }
 
 impl Loader {
+    /// The libraries, held for the whole of a load.
+    fn lock(&self) -> MutexGuard<'_, Libraries> {
+        self.libs.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn dirs(&self) -> Vec<PathBuf> {
         self.dirs
             .read()
@@ -159,8 +147,13 @@ impl Loader {
     }
 
     /// Makes `kind` `key` registered in `reg` from the search path, or says where it looked.
-    pub(super) fn find(&self, reg: &Registry, kind: PluginKind, key: Key<'_>) -> Result<()> {
-        let mut libs = self.libs.lock().unwrap_or_else(PoisonError::into_inner);
+    pub(in crate::registry) fn find(
+        &self,
+        reg: &Registry,
+        kind: PluginKind,
+        key: Key<'_>,
+    ) -> Result<()> {
+        let mut libs = self.lock();
         let Libraries { loaded, rejected } = &mut *libs;
         // Another thread may have loaded it while this one waited.
         let present = match key {
@@ -228,9 +221,11 @@ impl Loader {
         Err(match (kind, key) {
             (PluginKind::Codec, Key::Id(id)) => Error::CodecNotFound { id, searched },
             (PluginKind::Filter, Key::Id(id)) => Error::FilterNotFound { id, searched },
-            (_, Key::Name(name)) => {
-                Error::InvalidParam(format!("no {kind} named {name:?} (searched {searched})"))
-            }
+            (_, Key::Name(name)) => Error::NameNotFound {
+                what: kind.name(),
+                name: name.to_owned(),
+                searched,
+            },
         })
     }
 }
@@ -259,15 +254,32 @@ fn load_error(path: &Path, message: impl Into<String>) -> Error {
     }
 }
 
+/// Opens the library at `path` with every symbol bound now (`RTLD_NOW`): a symbol that nothing
+/// defines fails the load, where lazy binding would end the process at the first call that
+/// needs it. Windows binds a library's imports when it loads it.
+fn open_library(path: &Path) -> std::result::Result<Library, libloading::Error> {
+    #[cfg(unix)]
+    {
+        use libloading::os::unix::{Library as UnixLibrary, RTLD_LOCAL, RTLD_NOW};
+        // SAFETY: opening a library runs its initialisers. Plugin libraries come from the
+        // directories the user configured or named explicitly, which are trusted (module
+        // docs).
+        unsafe { UnixLibrary::open(Some(path), RTLD_NOW | RTLD_LOCAL) }.map(Library::from)
+    }
+    #[cfg(not(unix))]
+    {
+        // SAFETY: as above.
+        unsafe { Library::new(path) }
+    }
+}
+
 /// Opens the library at `path` and checks every descriptor it lists.
 fn open(path: &Path) -> Result<Loaded> {
     let path = path
         .canonicalize()
         .map_err(|e| load_error(path, e.to_string()))?;
-    // SAFETY: opening a library runs its initialisers. Plugin libraries come from the
-    // directories the user configured or named explicitly, which are trusted (module docs).
-    let lib = unsafe { Library::new(&path) }
-        .map_err(|e| load_error(&path, format!("cannot be loaded: {e}")))?;
+    let lib =
+        open_library(&path).map_err(|e| load_error(&path, format!("cannot be loaded: {e}")))?;
     let entry_name = format!("{}\0", api::ENTRY_SYMBOL);
     // SAFETY: the symbol, when present, is the plugin entry point of type `PluginEntryFn`,
     // as the ABI requires of every plugin library.
@@ -327,10 +339,14 @@ fn open(path: &Path) -> Result<Loaded> {
 
 /// Checks one descriptor and copies out what the registry needs.
 ///
+/// A descriptor of at least the first version's fields is read up to its `size`: fields it
+/// does not reach read as zero (a plugin built before they existed), fields past this ABI's
+/// are ignored.
+///
 /// # Safety
 /// `desc` must be NULL or point to memory readable as the ABI-version and size words of a
-/// descriptor and, when they match this ABI, to a whole [`PluginDescriptor`] whose `name` is
-/// NULL or NUL-terminated.
+/// descriptor and, when they match this ABI, as `size` bytes of a [`PluginDescriptor`] whose
+/// `name` is NULL or NUL-terminated.
 unsafe fn check(desc: *const PluginDescriptor) -> std::result::Result<Checked, String> {
     if desc.is_null() {
         return Err("the descriptor pointer is NULL".into());
@@ -343,14 +359,27 @@ unsafe fn check(desc: *const PluginDescriptor) -> std::result::Result<Checked, S
             api::ABI_VERSION
         ));
     }
-    let need = std::mem::size_of::<PluginDescriptor>();
+    // The first version of the descriptor ended where `flags` begins.
+    let need = std::mem::offset_of!(PluginDescriptor, flags);
     if (size as usize) < need {
         return Err(format!(
-            "descriptor of {size} bytes, ABI version {abi} has {need}"
+            "descriptor of {size} bytes, ABI version {abi} has at least {need}"
         ));
     }
-    // SAFETY: same ABI version and at least its size: a whole descriptor.
-    let d = unsafe { &*desc };
+    let ours = std::mem::size_of::<PluginDescriptor>();
+    let mut copy = std::mem::MaybeUninit::<PluginDescriptor>::zeroed();
+    // SAFETY: the caller guarantees `size` readable bytes at `desc`, and at most `ours` are
+    // copied into `copy`, which holds `ours` bytes; the two do not overlap.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            desc.cast::<u8>(),
+            copy.as_mut_ptr().cast::<u8>(),
+            (size as usize).min(ours),
+        );
+    }
+    // SAFETY: every field of a descriptor is valid as zero bytes (integers, NULL pointers,
+    // `None` function pointers), and the bytes copied over them are the plugin's descriptor.
+    let d = unsafe { copy.assume_init() };
     let kind = match d.kind {
         api::KIND_CODEC => PluginKind::Codec,
         api::KIND_FILTER => PluginKind::Filter,
@@ -370,7 +399,20 @@ unsafe fn check(desc: *const PluginDescriptor) -> std::result::Result<Checked, S
         .to_str()
         .map_err(|_| format!("{kind} ID {} has a name that is not UTF-8", d.id))?
         .to_owned();
-    check_plugin_id(kind, d.id, &name)?;
+    check_plugin_id(kind, d.id, &name).map_err(|e| e.detail())?;
+    if d.flags & !api::KNOWN_FLAGS != 0 {
+        return Err(format!(
+            "{kind} {name} declares flags {:#x} this Strata does not know",
+            d.flags & !api::KNOWN_FLAGS
+        ));
+    }
+    if kind == PluginKind::Filter && d.flags != 0 {
+        return Err(format!("filter {name} declares codec flags {:#x}", d.flags));
+    }
+    let caps = Capabilities {
+        needs_nd: d.flags & api::CODEC_NEEDS_ND != 0,
+        ..Capabilities::default()
+    };
     let funcs = match (kind, d.encode, d.decode, d.forward, d.backward) {
         (PluginKind::Codec, Some(_), Some(_), _, _) => Funcs::Codec {
             encode: d.encode,
@@ -396,18 +438,13 @@ unsafe fn check(desc: *const PluginDescriptor) -> std::result::Result<Checked, S
         name,
         version: d.version,
         funcs,
+        caps,
     })
 }
 
 /// Registers a checked plugin of library `lib` (loaded from `path`).
 fn register(reg: &Registry, p: &Checked, lib: &Arc<Library>, path: &Path) -> Result<()> {
-    let plugin = Plugin {
-        id: p.id,
-        name: p.name.clone(),
-        version: p.version,
-        funcs: p.funcs,
-        _lib: Some(lib.clone()),
-    };
+    let plugin = p.plugin(Some(lib.clone()));
     let origin = Origin::Library(path.to_path_buf());
     match p.kind {
         PluginKind::Codec => reg.insert_codec(Arc::new(plugin), origin),
@@ -442,31 +479,15 @@ impl Registry {
     /// names is already taken by another codec or filter. Nothing is registered then.
     pub fn load_plugin(&self, path: impl AsRef<Path>) -> Result<Vec<Registered>> {
         let path = path.as_ref();
-        let mut libs = self
-            .loader
-            .libs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let loaded = &mut libs.loaded;
+        let mut libs = self.loader.lock();
         let canonical = path
             .canonicalize()
             .map_err(|e| load_error(path, e.to_string()))?;
-        let at = match loaded.iter().position(|l| l.path == canonical) {
-            Some(at) => at,
-            None => {
-                loaded.push(open(&canonical)?);
-                loaded.len() - 1
-            }
-        };
-        let lib = &loaded[at];
+        let lib = libs.get_or_open(canonical)?;
         let origin = Origin::Library(lib.path.clone());
         let mut todo = Vec::new();
         for p in &lib.plugins {
-            let mine = self
-                .list()
-                .into_iter()
-                .any(|r| r.kind == p.kind && r.id == p.id && r.origin == origin);
-            if mine {
+            if self.holds_from(p, &origin) {
                 continue;
             }
             if self.holds(p.kind, p.id) || self.id_of(p.kind, &p.name).is_some() {
@@ -510,32 +531,15 @@ impl Registry {
 
     /// [`Registry::load_plugin`], registering what it can and reporting the rest.
     fn load_plugin_lenient(&self, path: &Path) -> std::result::Result<(), String> {
-        let mut libs = self
-            .loader
-            .libs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let loaded = &mut libs.loaded;
+        let mut libs = self.loader.lock();
         let canonical = path
             .canonicalize()
             .map_err(|e| format!("{}: {e}", path.display()))?;
-        let at = match loaded.iter().position(|l| l.path == canonical) {
-            Some(at) => at,
-            None => {
-                loaded.push(open(&canonical).map_err(|e| e.to_string())?);
-                loaded.len() - 1
-            }
-        };
-        let lib = &loaded[at];
+        let lib = libs.get_or_open(canonical).map_err(|e| e.to_string())?;
         let mut skipped = Vec::new();
         for p in &lib.plugins {
             if self.holds(p.kind, p.id) || self.id_of(p.kind, &p.name).is_some() {
-                let origin = Origin::Library(lib.path.clone());
-                let mine = self
-                    .list()
-                    .into_iter()
-                    .any(|r| r.kind == p.kind && r.id == p.id && r.origin == origin);
-                if !mine {
+                if !self.holds_from(p, &Origin::Library(lib.path.clone())) {
                     skipped.push(format!("{} {} ({}) already taken", p.kind, p.id, p.name));
                 }
                 continue;
@@ -551,6 +555,13 @@ impl Registry {
                 skipped.join(", ")
             ))
         }
+    }
+
+    /// Whether this registry holds `p` as registered from `origin`.
+    fn holds_from(&self, p: &Checked, origin: &Origin) -> bool {
+        self.list()
+            .into_iter()
+            .any(|r| r.kind == p.kind && r.id == p.id && &r.origin == origin)
     }
 
     /// Registers the codec or filter a C descriptor describes, after the checks a loaded
@@ -572,13 +583,7 @@ impl Registry {
         };
         // SAFETY: the caller's guarantee.
         let p = unsafe { check(desc) }.map_err(load)?;
-        let plugin = Plugin {
-            id: p.id,
-            name: p.name.clone(),
-            version: p.version,
-            funcs: p.funcs,
-            _lib: None,
-        };
+        let plugin = p.plugin(None);
         let result = match p.kind {
             PluginKind::Codec => self.insert_codec(Arc::new(plugin), Origin::InProcess),
             PluginKind::Filter => self.insert_filter(Arc::new(plugin), Origin::InProcess),
@@ -593,262 +598,230 @@ impl Registry {
     }
 }
 
-/// A codec or filter behind C function pointers (a loaded library's or a C descriptor's).
-struct Plugin {
-    id: u8,
-    name: String,
-    version: u8,
-    funcs: Funcs,
-    /// Keeps the library, and so the functions, loaded.
-    _lib: Option<Arc<Library>>,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::ids::{CodecId, FilterId};
+    use crate::registry::Origin;
+    use std::ffi::c_char;
+    use strata_plugin_api::BlockContext;
 
-/// The block context handed to a plugin, borrowing the N-d shapes and an error buffer.
-#[allow(clippy::too_many_arguments)]
-fn block_context(
-    id: u8,
-    meta: u8,
-    clevel: u8,
-    typesize: usize,
-    blocksize: usize,
-    nblock: usize,
-    nd: Option<&B2ndMeta>,
-    errbuf: &mut [u8; ERRBUF_LEN],
-) -> BlockContext {
-    let (ndim, shape, chunkshape, blockshape): (u8, *const i64, *const i32, *const i32) = match nd {
-        // `B2ndMeta` keeps ndim <= 16, so it fits a byte.
-        Some(m) if m.ndim() > 0 => (
-            u8::try_from(m.ndim()).unwrap_or(0),
-            m.shape.as_ptr(),
-            m.chunkshape.as_ptr(),
-            m.blockshape.as_ptr(),
-        ),
-        _ => (0, std::ptr::null(), std::ptr::null(), std::ptr::null()),
-    };
-    let dtype = nd.and_then(|m| m.dtype.as_deref());
-    BlockContext {
-        size: std::mem::size_of::<BlockContext>(),
-        typesize,
-        blocksize,
-        nblock,
-        id,
-        meta,
-        clevel,
-        ndim,
-        shape,
-        chunkshape,
-        blockshape,
-        dtype: dtype.map_or(std::ptr::null(), |d| d.as_ptr().cast::<c_char>()),
-        dtype_len: dtype.map_or(0, str::len),
-        errbuf: errbuf.as_mut_ptr().cast(),
-        errbuf_len: ERRBUF_LEN,
+    /// A codec function that copies nothing and declines (never called by these tests).
+    unsafe extern "C" fn codec_fn(
+        _src: *const u8,
+        _srclen: usize,
+        _dst: *mut u8,
+        _dstlen: usize,
+        _ctx: *const BlockContext,
+    ) -> i64 {
+        0
     }
-}
 
-impl Plugin {
-    /// The error for a negative return `code`, with the message the plugin left.
-    fn failure(&self, kind: PluginKind, code: i64, errbuf: &[u8; ERRBUF_LEN]) -> Error {
-        if code == i64::from(api::ERROR_PANIC) {
-            return Error::PluginPanic { id: self.id };
+    /// A filter function that does nothing (never called by these tests).
+    unsafe extern "C" fn filter_fn(
+        _src: *const u8,
+        _dst: *mut u8,
+        _size: usize,
+        _ctx: *const BlockContext,
+    ) -> i32 {
+        0
+    }
+
+    fn codec(id: u8, name: &'static CStr) -> PluginDescriptor {
+        PluginDescriptor {
+            abi_version: api::ABI_VERSION,
+            size: std::mem::size_of::<PluginDescriptor>() as u32,
+            kind: api::KIND_CODEC,
+            id,
+            version: 3,
+            name: name.as_ptr(),
+            encode: Some(codec_fn),
+            decode: Some(codec_fn),
+            decode_items: None,
+            forward: None,
+            backward: None,
+            flags: 0,
         }
-        let text = CStr::from_bytes_until_nul(errbuf)
-            .ok()
-            .and_then(|m| m.to_str().ok())
-            .filter(|m| !m.is_empty())
-            .unwrap_or("no message");
-        let message = format!(
-            "{kind} {} ({}) failed with code {code}: {text}",
-            self.id, self.name
+    }
+
+    /// [`check`] of a descriptor built here.
+    fn checked(d: &PluginDescriptor) -> std::result::Result<Checked, String> {
+        // SAFETY: `d` is a whole descriptor whose name is NULL or a C string.
+        unsafe { check(d) }
+    }
+
+    fn refused(d: &PluginDescriptor, why: &str) {
+        let e = checked(d).err().unwrap();
+        assert!(e.contains(why), "{e:?} lacks {why:?}");
+    }
+
+    #[test]
+    fn descriptors_are_checked_field_by_field() {
+        let good = codec(200, c"rot");
+        let c = checked(&good).unwrap();
+        assert_eq!(
+            (c.kind, c.id, c.name.as_str(), c.version),
+            (PluginKind::Codec, 200, "rot", 3)
         );
-        match kind {
-            PluginKind::Filter => Error::Filter {
-                id: self.id,
-                message,
+        assert!(c.matches(PluginKind::Codec, Key::Id(200)));
+        assert!(c.matches(PluginKind::Codec, Key::Name("rot")));
+        assert!(!c.matches(PluginKind::Filter, Key::Id(200)));
+        // SAFETY: NULL is allowed.
+        let e = unsafe { check(std::ptr::null()) }.err().unwrap();
+        assert!(e.contains("NULL"), "{e}");
+        refused(
+            &PluginDescriptor {
+                abi_version: 2,
+                ..good
             },
-            PluginKind::Codec if code == i64::from(api::ERROR_CODEC_PARAM) => {
-                Error::CodecParam(message)
-            }
-            PluginKind::Codec if code == i64::from(api::ERROR_INVALID_PARAM) => {
-                Error::InvalidParam(message)
-            }
-            PluginKind::Codec => Error::Data(message),
-        }
-    }
-
-    fn codec_ctx(&self, ctx: &CodecCtx<'_>, errbuf: &mut [u8; ERRBUF_LEN]) -> BlockContext {
-        block_context(
-            self.id,
-            ctx.meta,
-            ctx.clevel,
-            ctx.typesize,
-            ctx.blocksize,
-            ctx.nblock,
-            ctx.nd,
-            errbuf,
-        )
-    }
-
-    fn filter(&self, forward: bool, src: &[u8], dst: &mut [u8], ctx: &FilterCtx<'_>) -> Result<()> {
-        let Funcs::Filter {
-            forward: Some(fwd),
-            backward: Some(backward),
-        } = self.funcs
-        else {
-            return Err(Error::UnknownFilter { id: self.id });
-        };
-        if src.len() != dst.len() {
-            return Err(Error::Filter {
-                id: self.id,
-                message: format!("{} bytes in, {} bytes out", src.len(), dst.len()),
-            });
-        }
-        let mut errbuf = [0u8; ERRBUF_LEN];
-        let bc = block_context(
-            self.id,
-            ctx.meta,
-            0,
-            ctx.typesize,
-            src.len(),
-            ctx.nblock,
-            ctx.nd,
-            &mut errbuf,
+            "ABI version 2",
         );
-        let f = if forward { fwd } else { backward };
-        // SAFETY: `src` and `dst` are distinct buffers of `src.len()` bytes and `bc` is valid for
-        // the call; the descriptor passed its checks and its library stays loaded (`_lib`).
-        let r = unsafe { f(src.as_ptr(), dst.as_mut_ptr(), src.len(), &bc) };
-        if r == 0 {
-            Ok(())
-        } else {
-            Err(self.failure(PluginKind::Filter, i64::from(r), &errbuf))
-        }
+        refused(
+            &PluginDescriptor { size: 8, ..good },
+            "descriptor of 8 bytes",
+        );
+        // A descriptor of the first version (no `flags`) declares nothing; flags are read
+        // when its size reaches them, and unknown ones are refused.
+        let flagged = PluginDescriptor {
+            flags: api::CODEC_NEEDS_ND,
+            ..codec(200, c"rot")
+        };
+        assert!(checked(&flagged).unwrap().caps.needs_nd);
+        let v1 = PluginDescriptor {
+            size: std::mem::offset_of!(PluginDescriptor, flags) as u32,
+            ..codec(200, c"rot")
+        };
+        let v1 = PluginDescriptor {
+            flags: api::CODEC_NEEDS_ND,
+            ..v1
+        };
+        assert_eq!(checked(&v1).unwrap().caps, Capabilities::default());
+        refused(
+            &PluginDescriptor {
+                flags: 1 << 7,
+                ..codec(200, c"rot")
+            },
+            "declares flags 0x80 this Strata does not know",
+        );
+        refused(&PluginDescriptor { kind: 3, ..good }, "kind 3");
+        refused(
+            &PluginDescriptor {
+                name: std::ptr::null(),
+                ..good
+            },
+            "NULL name",
+        );
+        let not_utf8 = c"\xff";
+        let name: *const c_char = not_utf8.as_ptr();
+        refused(&PluginDescriptor { name, ..good }, "not UTF-8");
+        refused(
+            &PluginDescriptor {
+                decode: None,
+                ..good
+            },
+            "lacks an encode or decode",
+        );
+        refused(&codec(5, c"rot"), "built-in range");
+        refused(&codec(200, c"r-o-t"), "is not 1 to 63 characters");
+        let filter = PluginDescriptor {
+            kind: api::KIND_FILTER,
+            encode: None,
+            decode: None,
+            forward: Some(filter_fn),
+            backward: Some(filter_fn),
+            ..good
+        };
+        assert_eq!(checked(&filter).unwrap().kind, PluginKind::Filter);
+        refused(
+            &PluginDescriptor {
+                flags: api::CODEC_NEEDS_ND,
+                ..filter
+            },
+            "declares codec flags",
+        );
+        refused(
+            &PluginDescriptor {
+                backward: None,
+                ..filter
+            },
+            "lacks a forward or backward",
+        );
     }
-}
 
-impl Codec for Plugin {
-    fn id(&self) -> u8 {
-        self.id
-    }
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn version(&self) -> u8 {
-        self.version
-    }
-    fn compress(&self, src: &[u8], dst: &mut [u8], ctx: &CodecCtx<'_>) -> Result<usize> {
-        let Funcs::Codec {
-            encode: Some(encode),
-            ..
-        } = self.funcs
-        else {
-            return Err(Error::UnknownCodec { id: self.id });
+    #[test]
+    fn a_search_names_every_directory_and_remembers_refusals() {
+        let dir = tempfile::tempdir().unwrap();
+        let so = |name: &str| {
+            dir.path()
+                .join(format!("{name}.{}", std::env::consts::DLL_EXTENSION))
         };
-        let mut errbuf = [0u8; ERRBUF_LEN];
-        let bc = self.codec_ctx(ctx, &mut errbuf);
-        // SAFETY: the buffers are valid for their lengths and distinct, `bc` is valid for the
-        // call; the descriptor passed its checks and its library stays loaded (`_lib`).
-        let r = unsafe { encode(src.as_ptr(), src.len(), dst.as_mut_ptr(), dst.len(), &bc) };
-        if r < 0 {
-            return Err(self.failure(PluginKind::Codec, r, &errbuf));
+        std::fs::write(so("b"), b"not a library").unwrap();
+        std::fs::write(dir.path().join("a.txt"), b"").unwrap();
+        std::fs::create_dir(so("c")).unwrap();
+        assert_eq!(candidates(dir.path()), [so("b")]);
+        assert!(candidates(&dir.path().join("missing")).is_empty());
+
+        let reg = Registry::empty();
+        let missing = dir.path().join("missing");
+        reg.set_plugin_dirs(Some(vec![dir.path().to_path_buf(), missing.clone()]));
+        assert_eq!(
+            reg.plugin_dirs(),
+            [dir.path().to_path_buf(), missing.clone()]
+        );
+        for _ in 0..2 {
+            let Err(Error::CodecNotFound { id, searched }) = reg.codec(CodecId(200)) else {
+                panic!("codec 200 found")
+            };
+            assert_eq!(id, 200);
+            assert!(
+                searched.contains(&format!("{} (missing)", missing.display())),
+                "{searched}"
+            );
+            assert!(
+                searched.contains("rejected: ") && searched.contains("b."),
+                "{searched}"
+            );
         }
-        match usize::try_from(r) {
-            Ok(n) if n <= dst.len() => Ok(n),
-            _ => Err(Error::Data(format!(
-                "codec {} ({}) says it wrote {r} bytes into {} bytes of room",
-                self.id,
-                self.name,
-                dst.len()
-            ))),
-        }
-    }
-    fn decompress(&self, src: &[u8], dst: &mut [u8], ctx: &CodecCtx<'_>) -> Result<usize> {
-        let Funcs::Codec {
-            decode: Some(decode),
-            ..
-        } = self.funcs
-        else {
-            return Err(Error::UnknownCodec { id: self.id });
+        let libs = reg.loader.lock();
+        assert_eq!((libs.loaded.len(), libs.rejected.len()), (0, 1));
+        drop(libs);
+        let e = reg.codec_by_name("rot").err().unwrap();
+        assert!(e.to_string().contains("no codec named \"rot\""), "{e}");
+        reg.set_plugin_dirs(Some(Vec::new()));
+        let Err(Error::FilterNotFound { searched, .. }) = reg.filter(FilterId(201)) else {
+            panic!("filter 201 found")
         };
-        let mut errbuf = [0u8; ERRBUF_LEN];
-        let bc = self.codec_ctx(ctx, &mut errbuf);
-        // SAFETY: as in `compress`.
-        let r = unsafe { decode(src.as_ptr(), src.len(), dst.as_mut_ptr(), dst.len(), &bc) };
-        if r < 0 {
-            return Err(self.failure(PluginKind::Codec, r, &errbuf));
-        }
-        usize::try_from(r)
-            .ok()
-            .filter(|&n| n == dst.len())
-            .ok_or_else(|| {
-                Error::Data(format!(
-                    "codec {} ({}) decoded {r} bytes, expected {}",
-                    self.id,
-                    self.name,
-                    dst.len()
-                ))
+        assert!(
+            searched.contains("the plugin search path is empty"),
+            "{searched}"
+        );
+        let e = reg.load_plugin(so("b")).unwrap_err();
+        assert!(matches!(e, Error::PluginLoad { .. }), "{e}");
+        assert_eq!(reg.load_search_path(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn an_in_process_descriptor_is_registered_once() {
+        let reg = Registry::empty();
+        let d = codec(201, c"inproc");
+        // SAFETY: a whole descriptor with a C string name and functions that live forever.
+        let r = unsafe { reg.register_descriptor(&d) }.unwrap();
+        assert_eq!(
+            (r.id, r.name.as_str(), r.origin),
+            (201, "inproc", Origin::InProcess)
+        );
+        assert_eq!(reg.codec(CodecId(201)).unwrap().name(), "inproc");
+        // SAFETY: as above.
+        let e = unsafe { reg.register_descriptor(&d) }.unwrap_err();
+        assert!(matches!(e, Error::PluginLoad { .. }), "{e}");
+        // SAFETY: as above.
+        let e = unsafe {
+            reg.register_descriptor(&PluginDescriptor {
+                abi_version: 9,
+                ..d
             })
-    }
-    fn decompress_items(
-        &self,
-        src: &[u8],
-        dst: &mut [u8],
-        start: usize,
-        ctx: &CodecCtx<'_>,
-    ) -> Result<Option<usize>> {
-        let Funcs::Codec {
-            decode_items: Some(decode_items),
-            ..
-        } = self.funcs
-        else {
-            return Ok(None);
-        };
-        if ctx.typesize == 0 || !dst.len().is_multiple_of(ctx.typesize) {
-            return Ok(None);
         }
-        let nitems = dst.len() / ctx.typesize;
-        let mut errbuf = [0u8; ERRBUF_LEN];
-        let bc = self.codec_ctx(ctx, &mut errbuf);
-        // SAFETY: `dst` holds `nitems * typesize` bytes, `src` its length; as in `compress`.
-        let r = unsafe {
-            decode_items(
-                src.as_ptr(),
-                src.len(),
-                dst.as_mut_ptr(),
-                start,
-                nitems,
-                &bc,
-            )
-        };
-        match r {
-            0 => Ok(None),
-            r if r < 0 => Err(self.failure(PluginKind::Codec, r, &errbuf)),
-            r => usize::try_from(r)
-                .ok()
-                .filter(|&n| n == dst.len())
-                .map(Some)
-                .ok_or_else(|| {
-                    Error::Data(format!(
-                        "codec {} ({}) decoded {r} bytes of items, expected {}",
-                        self.id,
-                        self.name,
-                        dst.len()
-                    ))
-                }),
-        }
-    }
-}
-
-impl Filter for Plugin {
-    fn id(&self) -> u8 {
-        self.id
-    }
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn forward(&self, src: &[u8], dst: &mut [u8], ctx: &FilterCtx<'_>) -> Result<()> {
-        self.filter(true, src, dst, ctx)
-    }
-    fn backward(&self, src: &[u8], dst: &mut [u8], ctx: &FilterCtx<'_>) -> Result<()> {
-        self.filter(false, src, dst, ctx)
+        .unwrap_err();
+        assert!(e.to_string().contains("ABI version 9"), "{e}");
     }
 }

@@ -1,0 +1,333 @@
+//! Writes: every touched chunk rebuilt and compressed again, in parallel over chunks (a chunk
+//! the selection covers whole from zeros, any other from its decompressed bytes), each
+//! touched block receiving its box of the caller's data; and the chunks of a new array built
+//! from a buffer without reading anything.
+
+use super::walk::{block_walk, for_each_row, row_start, scatter};
+use super::{batches, check_chunk, check_source, Counters, SliceStats};
+use crate::alloc::zeroed;
+use crate::chunk::{compress_ctx, job_threads, max_compressed_len, CParams, Context, Decoder};
+use crate::error::{Error, Expected, Result};
+use crate::ndarray::geometry::{c_strides, Geometry};
+use crate::ndarray::plan::{ChunkPlan, SlicePlan};
+use crate::ndarray::selection::{DimSelection, Selection};
+use crate::ndarray::store::{ChunkSource, ChunkStore};
+
+/// Writes `data`, a C-order array of `sel.shape()`, into the selection `sel` of an array of
+/// geometry `geom` whose chunks are in `store`; returns what it did.
+///
+/// Each touched chunk is rebuilt and compressed with `cparams` (typesize and blocksize set
+/// from `geom`, see [`Geometry::chunk_cparams`]), in parallel over chunks. A chunk the
+/// selection covers whole is rebuilt from zeros, any other from its decompressed bytes.
+///
+/// # Errors
+/// [`Error::OutOfRange`] if `data` is shorter than the selection or the store does not
+/// match `geom`; [`Error::InvalidHeader`] if a chunk to modify does not hold the array's chunk
+/// size; the store's errors; otherwise as [`crate::chunk::compress`] and
+/// [`crate::chunk::decompress`].
+pub fn set_slice<S: ChunkStore + ?Sized>(
+    ctx: &Context,
+    cparams: &CParams,
+    geom: &Geometry,
+    store: &mut S,
+    sel: &Selection,
+    data: &[u8],
+) -> Result<SliceStats> {
+    check_source(geom, &*store)?;
+    let plan = SlicePlan::new(geom, sel)?;
+    let ts = geom.typesize();
+    let needed = sel.nitems().and_then(|n| n.checked_mul(ts));
+    check_data("bytes of data for the selection", needed, data)?;
+    let counters = Counters::default();
+    let writer = Writer::new(ctx, cparams, geom, &plan, data, &counters);
+    for batch in batches(plan.nchunks(), geom.chunksize()) {
+        let chunks: Vec<ChunkPlan<'_>> = batch.map(|i| plan.chunk(i)).collect();
+        let built = writer.build_batch(Some(&*store), &chunks)?;
+        store.update_chunks(chunks.iter().map(ChunkPlan::nchunk).zip(built).collect())?;
+        Counters::add(&counters.chunks_written, chunks.len());
+    }
+    Ok(counters.stats())
+}
+
+/// Compresses the chunks of an array of geometry `geom` holding `data` (the whole array,
+/// C order), in parallel, and hands them to `sink` in order (chunk 0 first), a batch at a
+/// time; returns what it did. This is how a new array is filled: nothing is read.
+///
+/// # Errors
+/// [`Error::OutOfRange`] if `data` is shorter than the array; the sink's errors; as
+/// [`crate::chunk::compress`].
+pub(crate) fn build_chunks(
+    ctx: &Context,
+    cparams: &CParams,
+    geom: &Geometry,
+    data: &[u8],
+    mut sink: impl FnMut(Vec<Vec<u8>>) -> Result<()>,
+) -> Result<SliceStats> {
+    let sel = Selection::full(geom.shape());
+    let plan = SlicePlan::new(geom, &sel)?;
+    let needed = geom.nbytes();
+    check_data("bytes of data for the array", needed, data)?;
+    let counters = Counters::default();
+    let writer = Writer::new(ctx, cparams, geom, &plan, data, &counters);
+    for batch in batches(plan.nchunks(), geom.chunksize()) {
+        let first = batch.start;
+        let chunks: Vec<ChunkPlan<'_>> = batch.map(|i| plan.chunk(i)).collect();
+        debug_assert!(chunks.iter().zip(first..).all(|(c, i)| c.nchunk() == i));
+        sink(writer.build_batch::<dyn ChunkSource>(None, &chunks)?)?;
+        Counters::add(&counters.chunks_written, chunks.len());
+    }
+    Ok(counters.stats())
+}
+
+/// Compresses chunk `nchunk` of an array of geometry `geom` from `data`, the C-order items
+/// of the part of the array the chunk covers ([`Geometry::chunk_extent`]); its padding is
+/// zeros.
+///
+/// # Errors
+/// [`Error::OutOfRange`] if `data` is shorter than that part; as
+/// [`crate::chunk::compress`].
+pub(crate) fn build_chunk(
+    ctx: &Context,
+    cparams: &CParams,
+    geom: &Geometry,
+    nchunk: usize,
+    data: &[u8],
+) -> Result<Vec<u8>> {
+    let coords = geom.chunk_coords(nchunk);
+    let extent = geom.chunk_extent(&coords);
+    let (start, stop): (Vec<i64>, Vec<i64>) = (0..geom.ndim())
+        .map(|d| {
+            let a = coords[d] * geom.chunkshape()[d];
+            (a as i64, (a + extent[d]) as i64)
+        })
+        .unzip();
+    let sel = Selection::from_start_stop(geom.shape(), &start, &stop)?;
+    let plan = SlicePlan::new(geom, &sel)?;
+    let needed = sel.nitems().and_then(|n| n.checked_mul(geom.typesize()));
+    if plan.nchunks() != 1 {
+        return Err(Error::Internal {
+            what: "a chunk's extent touches another chunk",
+        });
+    }
+    check_data("bytes of data for the chunk", needed, data)?;
+    let counters = Counters::default();
+    let writer = Writer::new(ctx, cparams, geom, &plan, data, &counters);
+    let mut built = writer.build_batch::<dyn ChunkSource>(None, &[plan.chunk(0)])?;
+    Ok(built.swap_remove(0))
+}
+
+struct Writer<'w> {
+    ctx: &'w Context,
+    cparams: CParams,
+    geom: &'w Geometry,
+    sels: Vec<DimSelection>,
+    block_strides: Vec<usize>,
+    /// Byte strides of the caller's data (C order over the selection's shape).
+    data_strides: Vec<usize>,
+    data: &'w [u8],
+    counters: &'w Counters,
+}
+
+impl<'w> Writer<'w> {
+    fn new(
+        ctx: &'w Context,
+        cparams: &CParams,
+        geom: &'w Geometry,
+        plan: &SlicePlan,
+        data: &'w [u8],
+        counters: &'w Counters,
+    ) -> Self {
+        let ts = geom.typesize();
+        Writer {
+            ctx,
+            cparams: geom.chunk_cparams(cparams),
+            geom,
+            sels: plan.sels().copied().collect(),
+            block_strides: c_strides(geom.inner().2).iter().map(|s| s * ts).collect(),
+            data_strides: c_strides(plan.inner_out()).iter().map(|s| s * ts).collect(),
+            data,
+            counters,
+        }
+    }
+
+    /// The new bytes of touched chunks `chunks`, built in parallel; chunks not covered whole
+    /// are read from `source` (which must then be given).
+    fn build_batch<S: ChunkSource + ?Sized>(
+        &self,
+        source: Option<&S>,
+        chunks: &[ChunkPlan<'_>],
+    ) -> Result<Vec<Vec<u8>>> {
+        let rt = self.ctx.runtime();
+        let bytes = chunks.len().saturating_mul(self.geom.chunksize());
+        let outer = job_threads(rt, self.cparams.nthreads, bytes).min(chunks.len());
+        // One chunk at a time uses the threads inside the chunk; several share them out.
+        let inner = if outer > 1 { 1 } else { self.cparams.nthreads };
+        rt.map_index(chunks.len(), outer, |i| {
+            self.build(source, &chunks[i], inner)
+        })
+    }
+
+    /// The new bytes of touched chunk `chunk`, compressed on up to `nthreads` threads.
+    fn build<S: ChunkSource + ?Sized>(
+        &self,
+        source: Option<&S>,
+        chunk: &ChunkPlan<'_>,
+        nthreads: usize,
+    ) -> Result<Vec<u8>> {
+        let geom = self.geom;
+        let cnb = geom.chunksize();
+        let mut buf = zeroed(cnb)?;
+        if !chunk.covered() {
+            let source = source.ok_or(Error::Internal {
+                what: "a chunk not covered whole is built without the chunk it replaces",
+            })?;
+            let old = source.chunk(chunk.nchunk())?;
+            let decoder = Decoder::new(self.ctx.registry(), &old)?.with_nd(self.cparams.nd.clone());
+            check_chunk(geom, &decoder)?;
+            decoder.decompress_on(self.ctx.runtime(), nthreads, &mut buf)?;
+            Counters::add(&self.counters.chunks_read, 1);
+            Counters::add(&self.counters.blocks_decompressed, decoder.header.nblocks());
+        }
+        let bnb = geom.blocksize();
+        let ts = geom.typesize();
+        for block in chunk.blocks() {
+            let dst = &mut buf[block.nblock * bnb..(block.nblock + 1) * bnb];
+            let (base, steps) = block_walk(&block, &self.sels, &self.block_strides);
+            let counts: Vec<usize> = block.segments.iter().map(|s| s.count).collect();
+            let row_len = counts[counts.len() - 1] * ts;
+            let last = steps.len() - 1;
+            for_each_row(&counts, |outer| {
+                let from: usize = block
+                    .segments
+                    .iter()
+                    .zip(outer.iter().chain(std::iter::once(&0)))
+                    .zip(&self.data_strides)
+                    .map(|((s, &o), &stride)| (s.out + o) * stride)
+                    .sum();
+                let row = &self.data[from..from + row_len];
+                scatter(row, dst, row_start(base, &steps, outer), steps[last], ts);
+                Counters::add(&self.counters.bytes_copied, row_len);
+                Ok(())
+            })?;
+        }
+        let cparams = CParams {
+            nthreads,
+            ..self.cparams.clone()
+        };
+        let mut out = zeroed(max_compressed_len(cnb))?;
+        let n = compress_ctx(self.ctx, &cparams, &buf, &mut out)?;
+        out.truncate(n);
+        Ok(out)
+    }
+}
+
+/// Checks that `data` holds the `needed` bytes (`None`: their count overflows).
+fn check_data(what: &'static str, needed: Option<usize>, data: &[u8]) -> Result<()> {
+    let needed = needed.ok_or(Error::Overflow { what })?;
+    if data.len() < needed {
+        return Err(Error::range(what, data.len(), Expected::at_least(needed)));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{array, counting, cparams, geometry, Chunks};
+    use super::*;
+    use crate::chunk::{decompress_vec, DParams};
+    use crate::ndarray::selection::Slice;
+    use crate::ndarray::slice::get_slice;
+
+    fn all(g: &Geometry, chunks: &Chunks) -> Vec<u8> {
+        let mut out = vec![0u8; g.nitems()];
+        get_slice(
+            &Context::global(),
+            &DParams::default(),
+            g,
+            chunks,
+            &Selection::full(g.shape()),
+            &mut out,
+        )
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn a_partial_write_reads_the_chunk_a_whole_one_does_not() {
+        let g = geometry(&[16, 16], &[8, 8], &[4, 4]);
+        let mut data = counting(&g);
+        let mut chunks = array(&g, &data);
+        let ctx = Context::global();
+        // Rows 0..8, columns 0..8: chunk 0 exactly.
+        let sel = Selection::new(g.shape(), &[Slice::range(0, 8), Slice::range(0, 8)]).unwrap();
+        let s = set_slice(&ctx, &cparams(), &g, &mut chunks, &sel, &[9; 64]).unwrap();
+        assert_eq!(
+            (s.chunks_read, s.chunks_written, s.bytes_copied),
+            (0, 1, 64)
+        );
+        for r in 0..8 {
+            data[r * 16..r * 16 + 8].fill(9);
+        }
+        assert_eq!(all(&g, &chunks), data);
+        // Row 10, columns 6..10: parts of chunks 2 and 3.
+        let sel = Selection::new(g.shape(), &[Slice::index(10), Slice::range(6, 10)]).unwrap();
+        let s = set_slice(&ctx, &cparams(), &g, &mut chunks, &sel, &[1, 2, 3, 4]).unwrap();
+        assert_eq!(
+            (s.chunks_read, s.chunks_written, s.blocks_decompressed),
+            (2, 2, 8)
+        );
+        data[166..170].copy_from_slice(&[1, 2, 3, 4]);
+        assert_eq!(all(&g, &chunks), data);
+        let e = set_slice(&ctx, &cparams(), &g, &mut chunks, &sel, &[1, 2, 3]).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::OutOfRange {
+                    value: 3,
+                    expected: Expected::AtLeast(4),
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn new_chunks_hold_the_array_and_zero_padding() {
+        // 10 x 10 in chunks of 4 x 4: the edge chunks are padded.
+        let g = geometry(&[10, 10], &[4, 4], &[2, 2]);
+        let data = counting(&g);
+        let chunks = array(&g, &data);
+        assert_eq!(chunks.0.len(), 9);
+        // Chunk 8 holds rows 8..10 and columns 8..10, then zeros.
+        let last = decompress_vec(&chunks.0[8]).unwrap();
+        let mut want = [0u8; 16];
+        for (r, c) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+            want[r * 4 + c] = data[(8 + r) * 10 + 8 + c];
+        }
+        // Blocks of 2 x 2 in C order inside the chunk: block 0 holds the four items.
+        assert_eq!(last[..4], [want[0], want[1], want[4], want[5]]);
+        assert!(last[4..].iter().all(|&b| b == 0));
+        let extent: Vec<u8> = (8..10)
+            .flat_map(|r| data[r * 10 + 8..r * 10 + 10].to_vec())
+            .collect();
+        assert_eq!(
+            build_chunk(&Context::global(), &cparams(), &g, 8, &extent).unwrap(),
+            chunks.0[8]
+        );
+        assert!(build_chunk(&Context::global(), &cparams(), &g, 8, &extent[..3]).is_err());
+        let e =
+            build_chunks(&Context::global(), &cparams(), &g, &data[1..], |_| Ok(())).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::OutOfRange {
+                    what: "bytes of data for the array",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert_eq!(all(&g, &chunks), data);
+    }
+}
