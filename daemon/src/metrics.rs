@@ -67,8 +67,10 @@ pub struct Metrics {
     latency: [Histogram; ROUTES.len()],
     statuses: Mutex<BTreeMap<(usize, u16), u64>>,
     refusals: Mutex<BTreeMap<Refusal, u64>>,
-    /// Requests being answered.
-    pub in_flight: AtomicU64,
+    /// Requests being answered (held through [`Metrics::admit`]).
+    in_flight: AtomicU64,
+    /// Requests dropped before their answer was made (the client went away).
+    cancelled: AtomicU64,
     /// Open connections.
     pub connections: AtomicU64,
     /// Requests admitted to the pool (holding a place in the work queue).
@@ -86,7 +88,41 @@ pub fn route_index(route: &str) -> usize {
         .unwrap_or(ROUTES.len() - 1)
 }
 
+/// A request counted in flight from its admission until it is answered or dropped. The count
+/// is given back on drop, so a request whose handler is dropped halfway (hyper drops it when
+/// the client goes away) leaves the gauge, and counts as cancelled.
+#[derive(Debug)]
+pub struct InFlight<'a> {
+    metrics: &'a Metrics,
+    answered: bool,
+}
+
+impl InFlight<'_> {
+    /// The request has its answer.
+    pub fn answered(mut self) {
+        self.answered = true;
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
+        if !self.answered {
+            self.metrics.cancelled.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
 impl Metrics {
+    /// Counts a request in flight until the returned guard is dropped.
+    pub fn admit(&self) -> InFlight<'_> {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        InFlight {
+            metrics: self,
+            answered: false,
+        }
+    }
+
     /// Counts one answered request.
     pub fn observe(&self, route: usize, status: u16, took: Duration) {
         let h = &self.latency[route.min(ROUTES.len() - 1)];
@@ -194,6 +230,11 @@ impl Metrics {
         }
         let _ = writeln!(
             out,
+            "# HELP stratad_requests_cancelled_total Requests dropped before their answer (the client went away).\n# TYPE stratad_requests_cancelled_total counter\nstratad_requests_cancelled_total {}",
+            self.cancelled.load(Ordering::Relaxed)
+        );
+        let _ = writeln!(
+            out,
             "# HELP stratad_body_bytes_total Response body bytes produced.\n# TYPE stratad_body_bytes_total counter\nstratad_body_bytes_total {}",
             self.body_bytes.load(Ordering::Relaxed)
         );
@@ -235,5 +276,19 @@ mod tests {
         assert!(t.contains("stratad_request_duration_seconds_count{route=\"/api/info\"} 2\n"));
         assert!(t.contains("stratad_refused_total{reason=\"queue_full\"} 1\n"));
         assert!(t.contains("# TYPE stratad_cache_hits_total counter\nstratad_cache_hits_total 7\n"));
+    }
+
+    #[test]
+    fn a_request_dropped_halfway_leaves_the_gauge_and_counts_as_cancelled() {
+        let m = Metrics::default();
+        let answered = m.admit();
+        let dropped = m.admit();
+        assert_eq!(m.in_flight.load(Ordering::Relaxed), 2);
+        answered.answered();
+        drop(dropped);
+        assert_eq!(m.in_flight.load(Ordering::Relaxed), 0);
+        let t = m.render(&[]);
+        assert!(t.contains("\nstratad_in_flight 0\n"), "{t}");
+        assert!(t.contains("\nstratad_requests_cancelled_total 1\n"), "{t}");
     }
 }

@@ -108,7 +108,7 @@ async fn guard(State(app): State<Arc<App>>, req: Request, next: Next) -> Respons
         )
         .into_response()
     } else {
-        app.metrics.in_flight.fetch_add(1, Ordering::Relaxed);
+        let held = app.metrics.admit();
         let r = match tokio::time::timeout(limits.request_timeout, next.run(req)).await {
             Ok(r) => r,
             Err(_) => {
@@ -116,7 +116,7 @@ async fn guard(State(app): State<Arc<App>>, req: Request, next: Next) -> Respons
                 deadline_error().into_response()
             }
         };
-        app.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
+        held.answered();
         r
     };
     app.metrics

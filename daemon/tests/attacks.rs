@@ -731,3 +731,38 @@ fn an_admitted_request_is_never_refused_halfway() {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// Clients that send a slow request and hang up before the answer: hyper drops those
+/// handlers, and each must leave the in-flight gauge (it once stayed up for every dropped
+/// request) and count as cancelled.
+#[test]
+fn requests_cut_off_by_their_client_leave_the_in_flight_gauge() {
+    use std::io::Write;
+    let root = data_root();
+    common::make_noise(
+        &root.path().join("big.b2nd"),
+        &[4096, 4096],
+        &[1024, 1024],
+        &[128, 256],
+    );
+    let d = Daemon::start(&["--root", &format!("@public={}", root.path().display())]);
+    for _ in 0..12 {
+        let mut s = std::net::TcpStream::connect(d.addr).unwrap();
+        s.write_all(
+            b"GET /v1/slice/@public/big.b2nd?fmt=b2nd HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+        drop(s);
+    }
+    // Only the /metrics request itself is in flight once the dropped ones are noticed.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let mut in_flight = d.metric("stratad_in_flight ");
+    while in_flight != 1.0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        in_flight = d.metric("stratad_in_flight ");
+    }
+    assert_eq!(in_flight, 1.0);
+    assert!(d.metric("stratad_requests_cancelled_total ") >= 1.0);
+    assert_eq!(d.get("/healthz").status, 200);
+}
