@@ -28,6 +28,7 @@ use crate::chunk::special_chunk_ctx;
 use crate::error::{to_i64, Error, Expected, Result};
 use crate::format::b2nd::{B2ndMeta, LEGACY_METALAYER, METALAYER};
 use crate::format::chunk::SpecialType;
+use crate::frame::SyncPolicy;
 use crate::ndarray::geometry::{shape_i64, Geometry};
 use crate::ndarray::selection::Slice;
 use crate::ndarray::slice::build_chunk;
@@ -357,7 +358,13 @@ impl NdArray<SChunk> {
     /// [`Error::Mismatch`] / [`Error::ShapeMismatch`] for arrays that do not agree; as
     /// [`NdArray::zeros`] for the location; errors of reading and compression.
     pub fn concatenate(arrays: &[&NdArray], axis: usize, location: &Location) -> Result<NdArray> {
-        Self::join(arrays, axis, false, location)
+        Self::join(
+            arrays,
+            axis,
+            false,
+            location,
+            (false, SyncPolicy::default()),
+        )
     }
 
     /// A new array at `location` stacking `arrays` (all of one shape, typesize and dtype)
@@ -369,10 +376,18 @@ impl NdArray<SChunk> {
     /// # Errors
     /// As [`NdArray::concatenate`].
     pub fn stack(arrays: &[&NdArray], axis: usize, location: &Location) -> Result<NdArray> {
-        Self::join(arrays, axis, true, location)
+        Self::join(arrays, axis, true, location, (false, SyncPolicy::default()))
     }
 
-    fn join(arrays: &[&NdArray], axis: usize, stack: bool, location: &Location) -> Result<NdArray> {
+    /// [`NdArray::concatenate`] (`stack` false) or [`NdArray::stack`], replacing what is at
+    /// `location` when `storage.0`, with the sync policy `storage.1`.
+    pub(crate) fn join(
+        arrays: &[&NdArray],
+        axis: usize,
+        stack: bool,
+        location: &Location,
+        storage: (bool, SyncPolicy),
+    ) -> Result<NdArray> {
         let Some(first) = arrays.first() else {
             return Err(Error::range("arrays to join", 0, Expected::AtLeast(1)));
         };
@@ -410,6 +425,7 @@ impl NdArray<SChunk> {
         params.shape.clone_from(&shape);
         params.chunkshape = Some(parts[0].chunkshape.clone());
         params.blockshape = Some(parts[0].blockshape.clone());
+        (params.overwrite, params.sync) = storage;
         let mut out = NdArray::create(&params, location)?;
         let mut batch: Vec<Cow<'_, [u8]>> = Vec::new();
         for nchunk in 0..out.geom.nchunks() {
