@@ -4,7 +4,7 @@
  * a start) and joined with itself (concatenate, stack).
  *
  * Item t, y, x of the run holds t * 1000 + y * NX + x. Files it leaves, which
- * tests/interop/test_capi.py opens with python-blosc2 and compares:
+ * tests/interop/test_axis_ops.py opens with python-blosc2 and compares:
  *   <dir>/timesteps.b2nd         NT steps appended one per call
  *   <dir>/timesteps_edit.b2nd    a copy: 4 steps of -1 inserted at step 4, the first 4 steps
  *                                deleted, the last one deleted, 12 longitudes of zeros at 0
