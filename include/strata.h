@@ -755,6 +755,11 @@ int32_t strata_ndarray_set_cache(strata_ndarray *array, const strata_cache *cach
 // typesize`), or `STRATA_ERROR_INVALID_PARAM` (more dimensions than the array, a step of
 // 0), `STRATA_ERROR_WRITE_BUFFER`, errors of reading and decompressing.
 //
+// An integer index `i` of a dimension is `start = i, stop = i + 1` there: `dst` is a flat
+// C-order buffer, so the bytes are those of the selection with that dimension dropped and
+// there is nothing to squeeze. For a negative `i` (from the end) give `stop` as the
+// dimension's length when `i = -1` (`-1:0` is empty, as in Python).
+//
 // # Safety
 // `array` NULL or a live handle; `start`, `stop` (and `step` unless NULL) readable for
 // `ndim` values; `dst` NULL or writable for `dstlen` bytes.
