@@ -31,7 +31,7 @@ use crate::format::chunk::SpecialType;
 use crate::frame::SyncPolicy;
 use crate::ndarray::geometry::{shape_i64, Geometry};
 use crate::ndarray::selection::Slice;
-use crate::ndarray::slice::build_chunk;
+use crate::ndarray::slice::{build_chunk, build_chunks};
 use crate::ndarray::store::{ChunkSource, ChunkStore};
 use crate::schunk::{Location, SChunk};
 use std::borrow::Cow;
@@ -184,15 +184,7 @@ impl NdArray<SChunk> {
                 }
             }
         }
-        let name = if self.store.meta(METALAYER).is_some() {
-            METALAYER
-        } else {
-            LEGACY_METALAYER
-        };
-        self.store.meta_update(name, &meta.to_bytes())?;
-        self.meta = meta;
-        self.geom = geom;
-        self.set_nd();
+        self.set_meta(meta, geom)?;
         if !zero_gained {
             return Ok(());
         }
@@ -294,14 +286,54 @@ impl NdArray<SChunk> {
         }
         let mut new_shape = self.geom.shape().to_vec();
         new_shape[axis] += n;
+        let at_end = position == len;
+        if at_end && axis == 0 && len.is_multiple_of(self.geom.chunkshape()[0]) {
+            return self.append_rows(&new_shape, data);
+        }
         let mut start = vec![0; new_shape.len()];
         start[axis] = position;
-        let at_end = position == len;
         self.reshape_grid(&new_shape, (!at_end).then_some(&start[..]), false)?;
         let mut slices = vec![Slice::FULL; axis + 1];
         slices[axis] = Slice::range(position as i64, (position + n) as i64);
         self.set_slice(&slices, data)?;
         Ok(len + n)
+    }
+
+    /// Appends `data` along the first axis when the array ends on a chunk edge there: the
+    /// new items fill new rows of chunks, the last ones in the chunk order, so they are
+    /// compressed from `data` and appended in one commit a batch (C-Blosc2 does so when the
+    /// data is one chunk), then the metalayer says the new shape.
+    fn append_rows(&mut self, new_shape: &[usize], data: &[u8]) -> Result<usize> {
+        let (meta, geom) = self.check_resize(new_shape, None)?;
+        let mut rows = new_shape.to_vec();
+        rows[0] -= self.geom.shape()[0];
+        let rows_meta = B2ndMeta {
+            shape: shape_i64(&rows)?,
+            ..self.meta.clone()
+        };
+        let rows_geom = Geometry::new(&rows_meta, self.geom.typesize())?;
+        self.new_version();
+        let store = &mut self.store;
+        build_chunks(&self.ctx, &self.cparams, &rows_geom, data, |chunks| {
+            let refs: Vec<&[u8]> = chunks.iter().map(Vec::as_slice).collect();
+            store.append_chunks(&refs).map(|_| ())
+        })?;
+        self.set_meta(meta, geom)?;
+        Ok(new_shape[0])
+    }
+
+    /// Writes `meta` to the frame and makes it (and `geom`) the array's.
+    fn set_meta(&mut self, meta: B2ndMeta, geom: Geometry) -> Result<()> {
+        let name = if self.store.meta(METALAYER).is_some() {
+            METALAYER
+        } else {
+            LEGACY_METALAYER
+        };
+        self.store.meta_update(name, &meta.to_bytes())?;
+        self.meta = meta;
+        self.geom = geom;
+        self.set_nd();
+        Ok(())
     }
 
     /// Deletes `len` items along `axis` from item `start`, as `b2nd_delete`: at the end the
