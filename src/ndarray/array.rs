@@ -15,7 +15,9 @@
 //!   header, the `bstarts` and the touched blocks of each touched chunk are read from the
 //!   file, and only those blocks are decompressed.
 //! * **Write** with [`NdArray::set_slice`] and [`NdArray::resize`] (persisted: chunks updated,
-//!   inserted or deleted, and the metalayer updated in place); **save** with
+//!   inserted or deleted, and the metalayer updated in place); change along an axis with
+//!   [`NdArray::append`], [`NdArray::insert`], [`NdArray::delete`], [`NdArray::resize_at`];
+//!   join with [`NdArray::concatenate`] and [`NdArray::stack`]; **save** with
 //!   [`NdArray::save`], [`NdArray::copy_to`], [`NdArray::to_cframe`]; **re-partition** or
 //!   recompress with [`NdArray::copy`].
 //!
