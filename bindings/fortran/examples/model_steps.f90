@@ -1,8 +1,8 @@
 ! A model writing its output one time step per call: a real(4) field f(nx, ny) of each step
 ! appended to a .b2nd file along time. In C order the file is (nt, ny, nx): the shape is the
 ! Fortran one reversed, and time, the last Fortran dimension, is C axis 0. Each call writes
-! only the chunks the new step lands in. Then the run is edited along time (insert, delete)
-! and concatenated with itself.
+! only the chunks the new step lands in. Then the run is concatenated and stacked with
+! itself, edited along time (insert, delete) and widened in longitude (resize_at).
 !
 ! Item (x, y, t) of the run holds 1000 * t + 100 * y + x (1-based t, y, x). python-blosc2
 ! reads the file as arr[t - 1, y - 1, x - 1].
@@ -69,6 +69,13 @@ program model_steps
   call check(int(strata_ndarray_get_info(c, info), c_int64_t), "get_info twice")
   if (info%shape(1) /= 2 * nt) stop "concatenated length"
   call check(int(strata_ndarray_close(c), c_int64_t), "close twice")
+  ! ... and stacked along a new first C axis (a new last Fortran dimension): C shape
+  ! (2, nt, ny, nx), chunks of 1 there.
+  call check(int(strata_ndarray_stack(two, 2_c_size_t, 0_c_int32_t, &
+                 strata_cstr(trim(dir) // "/model_steps_stack.b2nd"), st, c), c_int64_t), "stack")
+  call check(int(strata_ndarray_get_info(c, info), c_int64_t), "get_info stack")
+  if (info%ndim /= 4 .or. info%shape(1) /= 2 .or. info%chunkshape(1) /= 1) stop "stacked shape"
+  call check(int(strata_ndarray_close(c), c_int64_t), "close stack")
 
   ! Edit along time: 4 steps of -1 before step 5 (0-based 4: whole chunks), then the first
   ! 4 steps and the last one deleted.
@@ -86,8 +93,19 @@ program model_steps
   stop(1) = 1
   n = strata_ndarray_get_slice(a, 3_c_int32_t, start, stop, step, c_loc(back), step_bytes)
   if (n /= int(step_bytes, c_int64_t) .or. any(back /= -1.0)) call fail("inserted step", n)
+  ! Twice the longitudes, the new ones (zeros) in front: C start 0 along lon, a whole chunk.
+  call check(int(strata_ndarray_resize_at(a, 3_c_int32_t, [integer(c_int64_t) :: nt - 1, ny, 2 * nx], &
+                 [integer(c_int64_t) :: 0, 0, 0]), c_int64_t), "resize_at")
+  start = [4_c_int64_t, 0_c_int64_t, int(nx, c_int64_t)]
+  stop = [5_c_int64_t, int(ny, c_int64_t), int(2 * nx, c_int64_t)]
+  n = strata_ndarray_get_slice(a, 3_c_int32_t, start, stop, step, c_loc(back), step_bytes)
+  if (n /= int(step_bytes, c_int64_t) .or. any(back /= f)) call fail("step 5 after resize_at", n)
+  start(3) = 0
+  stop(3) = nx
+  n = strata_ndarray_get_slice(a, 3_c_int32_t, start, stop, step, c_loc(back), step_bytes)
+  if (n /= int(step_bytes, c_int64_t) .or. any(back /= 0.0)) call fail("new longitudes", n)
   call check(int(strata_ndarray_close(a), c_int64_t), "close")
-  print "(a, i0, a)", "model_steps.b2nd: ", nt, " steps appended one per call, edited, concatenated"
+  print "(a, i0, a)", "model_steps.b2nd: ", nt, " steps appended one per call, edited, concatenated, stacked"
   print "(a)", "ok"
 
 contains
