@@ -755,6 +755,11 @@ int32_t strata_ndarray_set_cache(strata_ndarray *array, const strata_cache *cach
 // typesize`), or `STRATA_ERROR_INVALID_PARAM` (more dimensions than the array, a step of
 // 0), `STRATA_ERROR_WRITE_BUFFER`, errors of reading and decompressing.
 //
+// An integer index `i` of a dimension is `start = i, stop = i + 1` there: `dst` is a flat
+// C-order buffer, so the bytes are those of the selection with that dimension dropped and
+// there is nothing to squeeze. For a negative `i` (from the end) give `stop` as the
+// dimension's length when `i = -1` (`-1:0` is empty, as in Python).
+//
 // # Safety
 // `array` NULL or a live handle; `start`, `stop` (and `step` unless NULL) readable for
 // `ndim` values; `dst` NULL or writable for `dstlen` bytes.
@@ -790,6 +795,98 @@ int32_t strata_ndarray_set_slice(strata_ndarray *array,
 // `array` NULL or a live handle not used elsewhere during the call; `new_shape` readable for
 // `ndim` values.
 int32_t strata_ndarray_resize(strata_ndarray *array, int32_t ndim, const int64_t *new_shape);
+
+// Appends `src` (`srclen` bytes: whole slabs, i.e. `k` times the items of every other
+// dimension, C order) along `axis`: the array grows by `k` items there. Only the chunks
+// holding the new items are written (a model writing one time step per call costs one
+// step, not a rewrite of the file). Returns the new length along `axis`, or
+// `STRATA_ERROR_INVALID_PARAM` (an axis past the last one, `srclen` not whole slabs),
+// `STRATA_ERROR_FILE_WRITE` (a read-only handle) — both before anything is written —
+// errors of compressing and writing.
+//
+// # Safety
+// `array` NULL or a live handle not used elsewhere during the call; `src` readable for
+// `srclen` bytes.
+int64_t strata_ndarray_append(strata_ndarray *array,
+                              int32_t axis,
+                              const uint8_t *src,
+                              size_t srclen);
+
+// Inserts `src` (whole slabs, as `strata_ndarray_append`) along `axis` before item
+// `position`. At the end (`position` = the length along `axis`) this appends; elsewhere
+// `position` and the number of items inserted must be multiples of the chunkshape along
+// `axis` (whole chunks move). Returns the new length along `axis`, or the errors of
+// `strata_ndarray_append` (`STRATA_ERROR_INVALID_PARAM` also for a position past the end or
+// not whole chunks).
+//
+// # Safety
+// As `strata_ndarray_append`.
+int64_t strata_ndarray_insert(strata_ndarray *array,
+                              int32_t axis,
+                              int64_t position,
+                              const uint8_t *src,
+                              size_t srclen);
+
+// Deletes `len` items along `axis` from item `start`. At the end any range goes; elsewhere
+// `start` and `len` must be multiples of the chunkshape along `axis` (whole chunks go, the
+// ones after them move). Returns the new length along `axis`, or
+// `STRATA_ERROR_INVALID_PARAM` (an axis past the last one, a range past the end or not whole
+// chunks), `STRATA_ERROR_INVALID_INDEX` (a negative start or length),
+// `STRATA_ERROR_FILE_WRITE` (a read-only handle) — all before anything is written.
+//
+// # Safety
+// `array` NULL or a live handle not used elsewhere during the call.
+int64_t strata_ndarray_delete(strata_ndarray *array, int32_t axis, int64_t start, int64_t len);
+
+// Changes the shape to `new_shape` (`ndim` values, the array's number of dimensions) with
+// the change placed at `start` (`ndim` positions; NULL = at the end of each dimension, as
+// `strata_ndarray_resize`): where a dimension grows, zeros come in at `start` and the items
+// after it move up; where it shrinks, the items from `start` go. Away from a dimension's
+// end, `start` and the change must be multiples of the chunkshape. Returns 0, or
+// `STRATA_ERROR_INVALID_PARAM`, `STRATA_ERROR_FILE_WRITE` (a read-only handle) — before
+// anything is written — errors of writing.
+//
+// # Safety
+// `array` NULL or a live handle not used elsewhere during the call; `new_shape` (and
+// `start` unless NULL) readable for `ndim` values.
+int32_t strata_ndarray_resize_at(strata_ndarray *array,
+                                 int32_t ndim,
+                                 const int64_t *new_shape,
+                                 const int64_t *start);
+
+// Makes a new array holding the `narrays` arrays one after the other along `axis` (same
+// number of dimensions, typesize, dtype, and shape except along `axis`), as
+// python-blosc2's `blosc2.concat`, and writes its handle to `*out`. It has the first
+// array's partitions, dtype and compression; a chunk that lies inside one array, on that
+// array's chunk grid with the same partitions, is copied as stored. `urlpath` and
+// `storage` say where it goes, as for `strata_ndarray_uninit`. Returns 0, or
+// `STRATA_ERROR_INVALID_PARAM` (no arrays, an axis past the last one, arrays that do not
+// agree), `STRATA_ERROR_NULL_POINTER` (a NULL entry), `STRATA_ERROR_FILE_OPEN`, errors of
+// reading and compressing.
+//
+// # Safety
+// `arrays` readable for `narrays` pointers, each NULL or a live handle; `urlpath` NULL or
+// NUL-terminated; `storage` NULL or valid; `out` NULL or writable.
+int32_t strata_ndarray_concatenate(const strata_ndarray *const *arrays,
+                                   size_t narrays,
+                                   int32_t axis,
+                                   const char *urlpath,
+                                   const strata_storage *storage,
+                                   strata_ndarray **out);
+
+// Makes a new array stacking the `narrays` arrays (all of one shape, typesize and dtype)
+// along a new dimension `axis` (0 to their number of dimensions), as python-blosc2's
+// `blosc2.stack`: each array is one item along it, with chunk and block length 1 there.
+// Otherwise as `strata_ndarray_concatenate`.
+//
+// # Safety
+// As `strata_ndarray_concatenate`.
+int32_t strata_ndarray_stack(const strata_ndarray *const *arrays,
+                             size_t narrays,
+                             int32_t axis,
+                             const char *urlpath,
+                             const strata_storage *storage,
+                             strata_ndarray **out);
 
 // Writes C-Blosc2's default compression parameters (BloscLZ, clevel 5, typesize 8, shuffle
 // in filter slot 5, automatic blocksize, forward-compatible split, default threads) into

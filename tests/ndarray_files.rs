@@ -39,7 +39,7 @@ fn pick2(data: &[u8], ncols: usize, rows: &[usize], cols: &[usize]) -> Vec<u8> {
 }
 
 fn open_counting(path: &Path) -> (NdArray, Arc<AtomicU64>) {
-    let (io, bytes) = Counting::open(path);
+    let (io, (bytes, _)) = Counting::open(path, false);
     let schunk = SChunk::from_io(
         Box::new(io),
         &OpenOptions::new(OpenMode::Read).with_sync(SyncPolicy::None),

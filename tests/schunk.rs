@@ -167,7 +167,7 @@ fn partial_reads_read_only_the_blocks_they_need() {
         .cbytes;
     assert!(chunk_cbytes > 1 << 20, "{chunk_cbytes}");
 
-    let (io, read) = Counting::open(&path);
+    let (io, (read, _)) = Counting::open(&path, false);
     let s = SChunk::from_io(
         Box::new(io),
         &OpenOptions::new(OpenMode::Read).with_sync(SyncPolicy::None),

@@ -147,6 +147,9 @@ module strata
   public :: strata_ndarray_dtype, strata_ndarray_get_slice, strata_ndarray_set_slice, strata_ndarray_resize
   public :: strata_ndarray_open_hdf5, strata_ndarray_export_hdf5
   public :: strata_cstr, strata_error_message, strata_version_string
+  ! N-d arrays, changes along an axis (src/ffi/ops.rs)
+  public :: strata_ndarray_append, strata_ndarray_insert, strata_ndarray_delete, strata_ndarray_resize_at
+  public :: strata_ndarray_concatenate, strata_ndarray_stack
 
   interface
     ! ---------------------------------------------------------------- library, errors
@@ -644,6 +647,74 @@ module strata
       integer(c_int64_t), intent(in) :: new_shape(*)
       integer(c_int32_t) :: r
     end function strata_ndarray_resize
+
+    ! ---------------------------------------------------------------- N-d arrays: changes along an axis
+    ! (src/ffi/ops.rs). `axis` is a C axis, 0-based: axis 0 is the LAST Fortran dimension, so
+    ! a field f(nx, ny, nt) (C shape (nt, ny, nx)) grows in time along axis 0, and one time
+    ! step f(:, :, t) is one slab. Lengths are bytes; positions 0-based.
+    function strata_ndarray_append(array, axis, src, srclen) bind(c, name="strata_ndarray_append") result(r)
+      import :: c_ptr, c_int32_t, c_int64_t, c_size_t
+      type(c_ptr), value :: array
+      integer(c_int32_t), value :: axis
+      type(c_ptr), value :: src
+      integer(c_size_t), value :: srclen
+      integer(c_int64_t) :: r
+    end function strata_ndarray_append
+
+    function strata_ndarray_insert(array, axis, position, src, srclen) &
+        bind(c, name="strata_ndarray_insert") result(r)
+      import :: c_ptr, c_int32_t, c_int64_t, c_size_t
+      type(c_ptr), value :: array
+      integer(c_int32_t), value :: axis
+      integer(c_int64_t), value :: position
+      type(c_ptr), value :: src
+      integer(c_size_t), value :: srclen
+      integer(c_int64_t) :: r
+    end function strata_ndarray_insert
+
+    function strata_ndarray_delete(array, axis, start, len) bind(c, name="strata_ndarray_delete") result(r)
+      import :: c_ptr, c_int32_t, c_int64_t
+      type(c_ptr), value :: array
+      integer(c_int32_t), value :: axis
+      integer(c_int64_t), value :: start
+      integer(c_int64_t), value :: len
+      integer(c_int64_t) :: r
+    end function strata_ndarray_delete
+
+    ! `start` (C order, 0-based) is required here; the old shape puts the change at the ends.
+    function strata_ndarray_resize_at(array, ndim, new_shape, start) bind(c, name="strata_ndarray_resize_at") result(r)
+      import :: c_ptr, c_int32_t, c_int64_t
+      type(c_ptr), value :: array
+      integer(c_int32_t), value :: ndim
+      integer(c_int64_t), intent(in) :: new_shape(*)
+      integer(c_int64_t), intent(in) :: start(*)
+      integer(c_int32_t) :: r
+    end function strata_ndarray_resize_at
+
+    function strata_ndarray_concatenate(arrays, narrays, axis, urlpath, storage, out) &
+        bind(c, name="strata_ndarray_concatenate") result(r)
+      import :: c_ptr, c_size_t, c_int32_t, c_char, strata_storage
+      type(c_ptr), intent(in) :: arrays(*)
+      integer(c_size_t), value :: narrays
+      integer(c_int32_t), value :: axis
+      character(kind=c_char), intent(in) :: urlpath(*)
+      type(strata_storage), intent(in) :: storage
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_ndarray_concatenate
+
+    function strata_ndarray_stack(arrays, narrays, axis, urlpath, storage, out) &
+        bind(c, name="strata_ndarray_stack") result(r)
+      import :: c_ptr, c_size_t, c_int32_t, c_char, strata_storage
+      type(c_ptr), intent(in) :: arrays(*)
+      integer(c_size_t), value :: narrays
+      integer(c_int32_t), value :: axis
+      character(kind=c_char), intent(in) :: urlpath(*)
+      type(strata_storage), intent(in) :: storage
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_ndarray_stack
+    ! ---------------------------------------------------------------- end of changes along an axis
 
     ! C's strlen, to read strata_version()'s string.
     function c_strlen(s) bind(c, name="strlen") result(r)

@@ -4,7 +4,7 @@
 //! One file per concept: [`error`] (codes, the per-thread last error), [`params`]
 //! (`strata_cparams`, `strata_dparams`, `strata_storage`), [`runtime`] (threads, pinning,
 //! cache sizes), [`chunk`] (one chunk), [`schunk`] (super-chunks and frames), [`ndarray`]
-//! (b2nd arrays), [`hdf5`] (HDF5 datasets as array handles), [`plugin`] (codec and filter
+//! (b2nd arrays), [`ops`] (changes along an axis of a b2nd array), [`hdf5`] (HDF5 datasets as array handles), [`plugin`] (codec and filter
 //! plugins).
 //!
 //! Conventions (the header's preamble says the same to C users):
@@ -40,6 +40,7 @@ pub mod error;
 mod handle;
 pub mod hdf5;
 pub mod ndarray;
+pub mod ops;
 
 pub mod params;
 pub mod plugin;

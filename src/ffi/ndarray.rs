@@ -108,7 +108,7 @@ impl Held {
         }
     }
 
-    fn array_mut(&mut self) -> crate::Result<&mut NdArray> {
+    pub(super) fn array_mut(&mut self) -> crate::Result<&mut NdArray> {
         match self {
             Held::B2nd(a) => Ok(a),
             #[cfg(feature = "hdf5")]
@@ -145,7 +145,10 @@ fn dims<T: Copy>(ndim: i32, all: &[T; 16]) -> crate::Result<&[T]> {
 }
 
 /// `values` (a shape or partition of the C API, `what` in messages) as the Rust API's sizes.
-fn sizes<T: Copy + Into<i64>>(what: &'static str, values: &[T]) -> crate::Result<Vec<usize>> {
+pub(super) fn sizes<T: Copy + Into<i64>>(
+    what: &'static str,
+    values: &[T],
+) -> crate::Result<Vec<usize>> {
     values
         .iter()
         .map(|&v| {
@@ -156,7 +159,7 @@ fn sizes<T: Copy + Into<i64>>(what: &'static str, values: &[T]) -> crate::Result
 }
 
 /// A dimension count argument with its arrays' length.
-fn ndim_arg(ndim: i32) -> crate::Result<usize> {
+pub(super) fn ndim_arg(ndim: i32) -> crate::Result<usize> {
     usize::try_from(ndim)
         .ok()
         .filter(|&n| n <= MAX_DIM)
@@ -662,6 +665,11 @@ unsafe fn slices(
 /// `NULL, 0` asks for the size. Returns the bytes written (`prod(selection shape) *
 /// typesize`), or `STRATA_ERROR_INVALID_PARAM` (more dimensions than the array, a step of
 /// 0), `STRATA_ERROR_WRITE_BUFFER`, errors of reading and decompressing.
+///
+/// An integer index `i` of a dimension is `start = i, stop = i + 1` there: `dst` is a flat
+/// C-order buffer, so the bytes are those of the selection with that dimension dropped and
+/// there is nothing to squeeze. For a negative `i` (from the end) give `stop` as the
+/// dimension's length when `i = -1` (`-1:0` is empty, as in Python).
 ///
 /// # Safety
 /// `array` NULL or a live handle; `start`, `stop` (and `step` unless NULL) readable for

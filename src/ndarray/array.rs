@@ -15,7 +15,9 @@
 //!   header, the `bstarts` and the touched blocks of each touched chunk are read from the
 //!   file, and only those blocks are decompressed.
 //! * **Write** with [`NdArray::set_slice`] and [`NdArray::resize`] (persisted: chunks updated,
-//!   inserted or deleted, and the metalayer updated in place); **save** with
+//!   inserted or deleted, and the metalayer updated in place); change along an axis with
+//!   [`NdArray::append`], [`NdArray::insert`], [`NdArray::delete`], [`NdArray::resize_at`];
+//!   join with [`NdArray::concatenate`] and [`NdArray::stack`]; **save** with
 //!   [`NdArray::save`], [`NdArray::copy_to`], [`NdArray::to_cframe`]; **re-partition** or
 //!   recompress with [`NdArray::copy`].
 //!
@@ -48,8 +50,10 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod axis;
+
 use super::dtype::numpy_itemsize;
-use super::geometry::{b2nd_meta, shape_i64, Geometry};
+use super::geometry::{b2nd_meta, Geometry};
 use super::partition::partitions;
 use super::selection::{Selection, Slice};
 use super::slice::{build_chunk, build_chunks, get_slice_cached, set_slice, Cached, SliceStats};
@@ -462,79 +466,6 @@ impl NdArray<SChunk> {
         self.copy_to(&Location::File(path.as_ref().to_path_buf()), true)?
             .store
             .close()
-    }
-
-    /// Changes the shape to `new_shape` (items, same number of dimensions), at the end of
-    /// each dimension, as `b2nd_resize`: chunks outside the new grid are deleted, new ones
-    /// are special zero chunks, and the metalayer is updated in place. Items that the array
-    /// gains read as zeros, even where an edge chunk still held old values past the old shape.
-    ///
-    /// Each chunk change is its own commit, and the metalayer is written last: a write that
-    /// fails part-way leaves a frame whose metalayer may not match its chunks.
-    ///
-    /// # Errors
-    /// [`Error::Mismatch`] for another number of dimensions; [`Error::Partition`] for growing
-    /// a dimension whose chunkshape is 0; [`Error::OutOfRange`] for a shape the metalayer
-    /// cannot hold; errors of the store and of compression.
-    pub fn resize(&mut self, new_shape: &[usize]) -> Result<()> {
-        if new_shape.len() != self.meta.ndim() {
-            let what = "dimensions of the new shape (the array's)";
-            return Err(Error::mismatch(what, self.meta.ndim(), new_shape.len()));
-        }
-        let meta = B2ndMeta {
-            shape: shape_i64(new_shape)?,
-            ..self.meta.clone()
-        };
-        let geom = Geometry::new(&meta, self.geom.typesize())?;
-        self.new_version();
-        let old_shape = self.geom.shape().to_vec();
-        let (old_grid, new_grid) = (self.geom.chunk_grid().to_vec(), geom.chunk_grid().to_vec());
-        // Chunks outside the new grid go, last first.
-        for nchunk in (0..self.geom.nchunks()).rev() {
-            let coords = self.geom.chunk_coords(nchunk);
-            if coords.iter().zip(&new_grid).any(|(c, g)| c >= g) {
-                ChunkStore::delete_chunk(&mut self.store, nchunk)?;
-            }
-        }
-        // Chunks outside the old grid come in as zeros, first first.
-        if geom.nchunks() > 0 {
-            let zero = special_chunk_ctx(
-                &self.ctx,
-                &self.cparams,
-                SpecialType::Zero,
-                geom.chunksize(),
-                None,
-            )?;
-            for nchunk in 0..geom.nchunks() {
-                let coords = geom.chunk_coords(nchunk);
-                if coords.iter().zip(&old_grid).any(|(c, g)| c >= g) {
-                    ChunkStore::insert_chunk(&mut self.store, nchunk, zero.clone())?;
-                }
-            }
-        }
-        let name = if self.store.meta(METALAYER).is_some() {
-            METALAYER
-        } else {
-            LEGACY_METALAYER
-        };
-        self.store.meta_update(name, &meta.to_bytes())?;
-        self.meta = meta;
-        self.geom = geom;
-        self.set_nd();
-        // Items gained inside kept edge chunks may hold stale values (from a shrink, or another
-        // writer): zero them where they are not zeros already.
-        let new_shape = self.geom.shape().to_vec();
-        for (d, (&old, &new)) in old_shape.iter().zip(&new_shape).enumerate() {
-            if new > old && old > 0 {
-                let mut slices = vec![Slice::FULL; d + 1];
-                slices[d] = Slice::range(old as i64, new as i64);
-                let (gained, _) = self.get_slice_vec(&slices)?;
-                if gained.iter().any(|&b| b != 0) {
-                    self.set_slice(&slices, &vec![0; gained.len()])?;
-                }
-            }
-        }
-        Ok(())
     }
 
     /// This array reading its blocks through `cache`, shared with every other array, thread

@@ -3,7 +3,9 @@
 //! that reads and decompresses only the blocks a selection touches.
 //!
 //! * [`NdArray`] ([`mod@array`]): make (uninit, zeros, full, from a buffer), open, save,
-//!   slice, write, resize and re-partition arrays, python-blosc2's files included.
+//!   slice, write, resize and re-partition arrays, python-blosc2's files included; append,
+//!   insert and delete along an axis, resize with a start position, concatenate and stack
+//!   (`array/axis.rs`).
 //! * [`geometry`]: shape, chunkshape, blockshape, the chunk and block grids, padding, sizes.
 //! * [`selection`]: NumPy slices per dimension (negative indices and steps, clipping).
 //! * `plan` (internal): which chunks and blocks a selection touches, and each block's sub-box.

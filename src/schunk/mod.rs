@@ -640,6 +640,15 @@ impl SChunk {
 
     /// Refuses a change the open mode does not allow (`append`: the change only adds chunks
     /// at the end).
+    /// Refuses (as a write would) when the super-chunk is not open read-write: for callers
+    /// that check before a change of many steps.
+    ///
+    /// # Errors
+    /// [`Error::Io`] (write, permission denied) in read or append mode.
+    pub(crate) fn check_writable(&self) -> Result<()> {
+        self.check_mode(false)
+    }
+
     fn check_mode(&self, append: bool) -> Result<()> {
         match self.mode {
             OpenMode::ReadWrite => Ok(()),

@@ -450,6 +450,33 @@ strata_ndarray_resize(array, ndim, new_shape) =
     ccall((:strata_ndarray_resize, libstrata), Int32,
           (Ptr{strata_ndarray}, Int32, Ptr{Int64}), array, ndim, new_shape)
 
+# ------------------------------------------------------------------ changes along an axis
+strata_ndarray_append(array, axis, src, srclen) =
+    ccall((:strata_ndarray_append, libstrata), Int64,
+          (Ptr{strata_ndarray}, Int32, Ptr{UInt8}, Csize_t), array, axis, src, srclen)
+
+strata_ndarray_insert(array, axis, position, src, srclen) =
+    ccall((:strata_ndarray_insert, libstrata), Int64,
+          (Ptr{strata_ndarray}, Int32, Int64, Ptr{UInt8}, Csize_t), array, axis, position, src, srclen)
+
+strata_ndarray_delete(array, axis, start, len) =
+    ccall((:strata_ndarray_delete, libstrata), Int64,
+          (Ptr{strata_ndarray}, Int32, Int64, Int64), array, axis, start, len)
+
+strata_ndarray_resize_at(array, ndim, new_shape, start) =
+    ccall((:strata_ndarray_resize_at, libstrata), Int32,
+          (Ptr{strata_ndarray}, Int32, Ptr{Int64}, Ptr{Int64}), array, ndim, new_shape, start)
+
+strata_ndarray_concatenate(arrays, narrays, axis, urlpath, storage, out) =
+    ccall((:strata_ndarray_concatenate, libstrata), Int32,
+          (Ptr{Ptr{strata_ndarray}}, Csize_t, Int32, Ptr{UInt8}, Ptr{strata_storage}, Ptr{Ptr{strata_ndarray}}),
+          arrays, narrays, axis, urlpath, storage, out)
+
+strata_ndarray_stack(arrays, narrays, axis, urlpath, storage, out) =
+    ccall((:strata_ndarray_stack, libstrata), Int32,
+          (Ptr{Ptr{strata_ndarray}}, Csize_t, Int32, Ptr{UInt8}, Ptr{strata_storage}, Ptr{Ptr{strata_ndarray}}),
+          arrays, narrays, axis, urlpath, storage, out)
+
 strata_ndarray_set_cache(array, cache) =
     ccall((:strata_ndarray_set_cache, libstrata), Int32,
           (Ptr{strata_ndarray}, Ptr{strata_cache}), array, cache)

@@ -22,7 +22,7 @@ export StrataError, compress, decompress, getitem, chunkinfo
 export SChunk, nchunks, nbytes, cbytes, typesize, chunksize
 export append_chunk!, insert_chunk!, update_chunk!, update_chunks!, delete_chunk!, chunk, decompress_chunk
 export meta, meta!, metanames, vlmeta, vlmeta!, delete_vlmeta!, vlmetanames, to_cframe
-export NDArray, chunks, blocks, dtype, save, open_hdf5, export_hdf5
+export NDArray, chunks, blocks, dtype, save, open_hdf5, export_hdf5, concatenate, stack_arrays
 export BlockCache, cachestats, set_cache!, clear!
 
 # ------------------------------------------------------------------ errors
@@ -605,12 +605,103 @@ function Base.close(a::NDArray)
     return nothing
 end
 
-"Changes the Julia dimensions to `dims` (same count); items gained read as zeros."
-function Base.resize!(a::NDArray{T,N}, dims::Integer...) where {T,N}
+"""
+    resize!(a::NDArray, dims...; at=nothing)
+
+Changes the Julia dimensions to `dims` (same count). Without `at` the change is at the end of
+each dimension and items gained read as zeros. With `at` (one 1-based position per
+dimension) zeros come in before position `at[d]` where dimension `d` grows, and the items
+from `at[d]` go where it shrinks; away from a dimension's end, `at[d] - 1` and the change
+must be whole chunks.
+"""
+function Base.resize!(a::NDArray{T,N}, dims::Integer...; at = nothing) where {T,N}
     length(dims) == N || throw(ArgumentError("$N dimensions expected"))
     shape = Int64[dims[N-i+1] for i in 1:N]
-    check(LibStrata.strata_ndarray_resize(a, Int32(N), shape))
+    if at === nothing
+        check(LibStrata.strata_ndarray_resize(a, Int32(N), shape))
+    else
+        length(at) == N || throw(ArgumentError("$N positions expected"))
+        start = Int64[at[N-i+1] - 1 for i in 1:N]
+        check(LibStrata.strata_ndarray_resize_at(a, Int32(N), shape, start))
+    end
     return a
+end
+
+# The C axis of Julia dimension `dim` of an N-dimensional array.
+function c_axis(dim::Integer, N::Integer)
+    1 <= dim <= N || throw(ArgumentError("dimension $dim of an array of $N"))
+    return Int32(N - dim)
+end
+
+"""
+    append!(a::NDArray, X; dim=ndims(a))
+
+Appends `X` along Julia dimension `dim` (by default the last: the time axis of an
+`nx × ny × nt` field, so a model appends each `nx × ny` step as it comes). `X` has `a`'s size
+in every other dimension. Only the chunks the new items land in are written.
+"""
+function Base.append!(a::NDArray{T,N}, X::AbstractArray; dim::Integer = N) where {T,N}
+    src = Array{T}(X)
+    check(LibStrata.strata_ndarray_append(a, c_axis(dim, N), src, sizeof(src)))
+    return a
+end
+
+"""
+    insert!(a::NDArray, i, X; dim=ndims(a))
+
+Inserts `X` (as for `append!`) along Julia dimension `dim` before index `i`: at the end any
+count, elsewhere `i - 1` and the count must be whole chunks.
+"""
+function Base.insert!(a::NDArray{T,N}, i::Integer, X::AbstractArray; dim::Integer = N) where {T,N}
+    src = Array{T}(X)
+    check(LibStrata.strata_ndarray_insert(a, c_axis(dim, N), Int64(i - 1), src, sizeof(src)))
+    return a
+end
+
+"""
+    deleteat!(a::NDArray, r::UnitRange; dim=ndims(a))
+
+Deletes indices `r` along Julia dimension `dim`: at the end any range, elsewhere whole chunks.
+"""
+function Base.deleteat!(a::NDArray{T,N}, r::UnitRange{<:Integer}; dim::Integer = N) where {T,N}
+    check(LibStrata.strata_ndarray_delete(a, c_axis(dim, N), Int64(first(r) - 1), Int64(length(r))))
+    return a
+end
+
+# A new array joining `arrays` (all NDArray{T,N}) along C axis `axis` with `f`.
+function join_arrays(f, arrays, axis::Int32, ::Type{T}, M::Int; path = nothing, sparse::Bool = false,
+                     overwrite::Bool = false, sync::Symbol = :on_close) where {T}
+    isempty(arrays) && throw(ArgumentError("no arrays to join"))
+    st = storage(; sparse = sparse, overwrite = overwrite, sync = sync)
+    out = Ref{Ptr{LibStrata.strata_ndarray}}(C_NULL)
+    url = path === nothing ? C_NULL : checked_path(path)
+    GC.@preserve arrays begin
+        handles = Ptr{LibStrata.strata_ndarray}[Base.unsafe_convert(Ptr{LibStrata.strata_ndarray}, x) for x in arrays]
+        check(f(handles, length(handles), axis, url, Ref(st), out))
+    end
+    return NDArray{T,M}(out[])
+end
+
+"""
+    concatenate(arrays::AbstractVector{<:NDArray}; dim=ndims, path=nothing, sparse=false,
+                overwrite=false)
+
+A new array (in memory, or at `path`) holding `arrays` one after the other along Julia
+dimension `dim` (same element type, and sizes but along `dim`), with the first array's
+chunks, blocks and compression; chunks that line up are copied as stored.
+"""
+function concatenate(arrays::AbstractVector{NDArray{T,N}}; dim::Integer = N, kw...) where {T,N}
+    return join_arrays(LibStrata.strata_ndarray_concatenate, arrays, c_axis(dim, N), T, N; kw...)
+end
+
+"""
+    stack_arrays(arrays::AbstractVector{<:NDArray}; dim=ndims + 1, path=nothing, ...)
+
+A new array with one more dimension, `dim` (1 to `ndims + 1`; by default a new last one),
+along which `arrays` (all of one size) come one after the other, as python-blosc2's `stack`.
+"""
+function stack_arrays(arrays::AbstractVector{NDArray{T,N}}; dim::Integer = N + 1, kw...) where {T,N}
+    return join_arrays(LibStrata.strata_ndarray_stack, arrays, c_axis(dim, N + 1), T, N + 1; kw...)
 end
 
 # One Julia index of dimension `d` (length `len`) as a C slice (start, stop, step) and the

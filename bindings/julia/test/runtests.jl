@@ -163,6 +163,34 @@ using Strata: LibStrata
         @test_throws StrataError (m[1, 1, 1:2] = [1.0, 2.0])   # opened read-only
     end
 
+    @testset "changes along an axis" begin
+        step(t) = Float32[1000 * t + 100 * y + x for x in 1:24, y in 1:12]
+        run = Strata.zeros(Float32, 24, 12, 0; chunks = (24, 6, 4), blocks = (24, 6, 2))
+        for t in 1:9
+            append!(run, step(t))                       # one time step per call
+        end
+        R = cat((step(t) for t in 1:9)...; dims = 3)
+        @test size(run) == (24, 12, 9)
+        @test Array(run) == R
+        insert!(run, 5, fill(-1.0f0, 24, 12, 4))        # before step 5: whole chunks
+        R = cat(R[:, :, 1:4], fill(-1.0f0, 24, 12, 4), R[:, :, 5:9]; dims = 3)
+        @test Array(run) == R
+        deleteat!(run, 1:4)
+        deleteat!(run, 9:9)
+        R = R[:, :, 5:12]
+        @test Array(run) == R
+        @test_throws StrataError insert!(run, 3, step(0))   # inside a chunk
+        @test_throws StrataError append!(run, zeros(Float32, 5, 5))
+        resize!(run, 24, 18, 8; at = (1, 1, 1))        # 6 rows of zeros in front
+        @test Array(run) == cat(zeros(Float32, 24, 6, 8), R; dims = 2)
+        twice = concatenate([run, run])
+        @test size(twice) == (24, 18, 16)
+        @test Array(twice) == cat(Array(run), Array(run); dims = 3)
+        s = stack_arrays([run, run])
+        @test size(s) == (24, 18, 8, 2)
+        @test s[:, :, :, 2] == Array(run)
+    end
+
     @testset "HDF5 datasets" begin
         dir = mktempdir()
         G = Float32[100 * j + i for i in 1:120, j in 1:90]
