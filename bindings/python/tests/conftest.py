@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -15,3 +16,9 @@ def strata_bin() -> Path:
     if not binary.is_file():
         pytest.fail(f"no strata binary at {binary}: build it (cargo build --release) or set STRATA_BIN")
     return binary
+
+
+# Property tests draw the same examples on every run (a failure repeats) and keep no example
+# database (nothing is written into the source tree).
+settings.register_profile("strata", database=None, derandomize=True)
+settings.load_profile("strata")

@@ -5,6 +5,7 @@ written with NumPy basic indexing, and the functions that open and make one.
 import ast
 import fcntl
 import os
+import threading
 from collections.abc import MutableMapping
 
 import msgpack
@@ -91,13 +92,14 @@ class Array:
     ``np.asarray(arr)`` reads it whole.
 
     An array on a file pickles as its path and mode only, so Dask workers reopen it; before
-    each operation an array on a file notices when another process changed the file and
-    reopens it, and writes to a file take an exclusive lock on it (``flock``), so processes
-    writing disjoint chunks of one array (``dask.array.store``) do not lose each other's
-    chunks.
+    each read an array on a file notices when another process changed the file and reopens
+    it, and each write takes an exclusive lock on the file (``flock``) and reopens it under the
+    lock, so processes writing disjoint chunks of one array (``dask.array.store``) do not lose
+    each other's chunks.
     """
 
-    __slots__ = ("_native", "_location", "_mode", "_dtype", "_stamp", "__weakref__")
+    __slots__ = ("_native", "_location", "_mode", "_dtype", "_stamp", "_reopening",
+                 "__weakref__")
 
     def __init__(self, native):
         self._native = native
@@ -105,6 +107,7 @@ class Array:
         self._mode = native.mode
         self._dtype = _numpy_dtype(native.dtype_str, native.typesize)
         self._stamp = self._current_stamp()
+        self._reopening = threading.Lock()
 
     # --- keeping the handle fresh -------------------------------------------------------
 
@@ -114,17 +117,22 @@ class Array:
         return _stamp(self._location)
 
     def _handle(self):
-        """The native array, reopened first if another writer changed the file."""
+        """The native array, reopened first if another writer changed the file. The old
+        handle is left to the threads still reading through it (its writes are committed)."""
         h = self._native
         if self._stamp is not None and not h.closed and _stamp(self._location) != self._stamp:
-            h.close()
-            self._native = h = _native.open(self._location, self._mode)
-            self._stamp = _stamp(self._location)
+            with self._reopening:
+                stamp = _stamp(self._location)  # taken first: a later change shows next time
+                if stamp != self._stamp:
+                    self._native = _native.open(self._location, self._mode)
+                    self._stamp = stamp
+                h = self._native
         return h
 
     def _write(self, change):
         """Runs ``change(native)`` as a write: refused on read-only arrays; on a file, under an
-        exclusive lock of the file and on a handle reopened if the file changed."""
+        exclusive lock of the file, on a handle opened under that lock (so it starts from what
+        the last writer left, whichever process that was)."""
         if self._mode == "r":
             raise ReadOnlyError(
                 f"{self._location} was opened read-only (mode 'r'); open it with mode 'r+'",
@@ -135,8 +143,10 @@ class Array:
         fd = os.open(self._lock_path(), os.O_RDONLY)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            out = change(self._handle())
-            self._stamp = _stamp(self._location)
+            with self._reopening:
+                self._native = _native.open(self._location, self._mode)
+                out = change(self._native)
+                self._stamp = _stamp(self._location)
             return out
         finally:
             os.close(fd)
