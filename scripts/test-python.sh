@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The Python package's check (scripts/test.sh runs it after the release build): fmt and clippy
-# of its native crate (bindings/python, a workspace of its own), the release wheel built with
+# The Python package's check (scripts/test.sh runs it after the release build): fmt, clippy
+# and rustdoc of its native crate (bindings/python, a workspace of its own), the release wheel built with
 # the pinned maturin and installed into .venv, then its pytest suite (bindings/python/tests)
 # with STRATA_BIN (the release CLI, which the xarray test imports netCDF with).
 # Extra arguments go to pytest, e.g. --junitxml=FILE.
@@ -17,6 +17,7 @@ wheels="$CARGO_TARGET_DIR/wheels"
 cd "$root/bindings/python"
 cargo fmt --check
 cargo clippy --all-targets --quiet -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 rm -rf "$wheels"
 "$venv/bin/maturin" build --release --quiet -o "$wheels"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall \

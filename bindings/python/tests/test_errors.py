@@ -118,3 +118,12 @@ def test_pickling_an_in_memory_array_is_refused():
 
     with pytest.raises(TypeError, match="in-memory strata.Array cannot be pickled"):
         pickle.dumps(strata.zeros((2,)))
+
+
+def test_load_plugin_rejects_what_is_not_a_plugin(tmp_path):
+    for path, message in [(tmp_path / "nope.so", "No such file or directory"),
+                          (__file__, "cannot be loaded")]:
+        with pytest.raises(strata.StrataError, match=message) as e:
+            strata.load_plugin(path)
+        assert e.value.code == ERROR_CODES["PLUGIN_LOAD"] and str(path) in str(e.value)
+    assert {r["name"] for r in strata.plugins()} >= {"zstd", "shuffle"}  # the registry is intact
