@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The Python package's check (scripts/test.sh runs it after the release build): fmt, clippy
-# and rustdoc of its native crate (bindings/python, a workspace of its own), the release wheel built with
-# the pinned maturin and installed into .venv, then its pytest suite (bindings/python/tests)
-# with STRATA_BIN (the release CLI, which the xarray test imports netCDF with).
-# Extra arguments go to pytest, e.g. --junitxml=FILE.
+# and rustdoc of its native crate (bindings/python, a workspace of its own), the release wheel
+# built with the pinned maturin and installed into .venv, then its pytest suite
+# (bindings/python/tests) with STRATA_BIN (the release CLI, which the xarray test imports
+# netCDF with). Extra arguments go to pytest, e.g. --junitxml=FILE.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
