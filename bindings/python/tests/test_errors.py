@@ -22,7 +22,11 @@ def test_error_classes():
 def test_closed_array(tmp_path):
     arr = strata.zeros((4,), path=tmp_path / "c.b2nd")
     arr.close()
-    for use in (lambda: arr[0], lambda: arr.shape, lambda: arr.__setitem__(0, 1.0)):
+    def set_vlmeta():
+        arr.vlmeta["a"] = 1
+
+    for use in (lambda: arr[0], lambda: arr.shape, lambda: arr.__setitem__(0, 1.0),
+                lambda: arr.resize((5,)), set_vlmeta, lambda: np.asarray(arr)):
         with pytest.raises(strata.ClosedError, match="the array is closed") as e:
             use()
         assert e.value.code == ERROR_CODES["INVALID_PARAM"]

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _native
 from ._indexing import select
-from .errors import ParamError, ReadOnlyError
+from .errors import ClosedError, ParamError, ReadOnlyError
 
 _INVALID_PARAM = _native.ERROR_CODES["INVALID_PARAM"]
 _FILE_WRITE = _native.ERROR_CODES["FILE_WRITE"]
@@ -138,6 +138,8 @@ class Array:
                 f"{self._location} was opened read-only (mode 'r'); open it with mode 'r+'",
                 _FILE_WRITE,
             )
+        if self._native.closed:
+            raise ClosedError("the array is closed", _INVALID_PARAM)
         if self._stamp is None:
             return change(self._handle())
         fd = os.open(self._lock_path(), os.O_RDONLY)
