@@ -4,14 +4,15 @@
 # scipy, PyTables, pytest), benches/requirements.txt (h5py, hdf5plugin, zarr, b2h5py, av: the
 # benchmarks' peers, which the interop suite runs too) and tests/daemon/requirements.txt
 # (caterva2 with its server: the stock clients the daemon's tests drive, and cat2-server for its
-# bench). Installs Debian's python3-venv first when root and
+# bench) and bindings/python/requirements.txt (maturin, hypothesis, dask, distributed, xarray:
+# the Python package's build and tests). Installs Debian's python3-venv first when root and
 # Python lacks venv. Does nothing when .venv already matches the requirements.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 venv="$root/.venv"
 requirements=("$root/tests/interop/requirements.txt" "$root/benches/requirements.txt"
-  "$root/tests/daemon/requirements.txt")
+  "$root/tests/daemon/requirements.txt" "$root/bindings/python/requirements.txt")
 stamp="$venv/.requirements.sha256"
 
 want=$(cat "${requirements[@]}" | sha256sum | cut -d' ' -f1)
@@ -31,6 +32,6 @@ fi
 
 python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary :all: \
-  -r "${requirements[0]}" -r "${requirements[1]}" -r "${requirements[2]}"
+  -r "${requirements[0]}" -r "${requirements[1]}" -r "${requirements[2]}" -r "${requirements[3]}"
 echo "$want" > "$stamp"
 echo "setup-venv: .venv ready ($("$venv/bin/python" -c 'import blosc2; print("python-blosc2", blosc2.__version__, "/ C-Blosc2", blosc2.blosclib_version.split()[0])'))"

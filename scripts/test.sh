@@ -13,7 +13,9 @@
 #      (scripts/fetch-data.sh, Debian's ferret-datasets; the .npy files made by the release
 #      strata, checked against pinned SHA-256); cargo test --workspace --release
 #   5. the interop suite against the real peers (pytest tests/interop, STRATA_BIN and
-#      STRATAD_BIN set to the release binaries; the stock Caterva2 clients drive stratad)
+#      STRATAD_BIN set to the release binaries; the stock Caterva2 clients drive stratad),
+#      then the Python package (scripts/test-python.sh: built with maturin, installed into
+#      .venv, pytest bindings/python/tests)
 #   6. the fuzz targets, 30 s each (fuzz/run.sh; FUZZ_SECONDS changes it, 0 skips)
 # `scripts/test.sh --fast` stops after the fast tier.
 # Every check runs even when an earlier one fails; each prints one `check:` line, and the last
@@ -85,12 +87,9 @@ check data bash scripts/fetch-data.sh
 check cargo-test cargo test --workspace --release --no-fail-fast
 read -r cargo_passed cargo_failed < <(tests_in "$logs/cargo-test.log")
 
-stage "interop suite (pytest tests/interop)"
-pytest_status=0
-STRATA_BIN="$root/target/release/strata" STRATAD_BIN="$root/target/release/stratad" \
-  .venv/bin/python -m pytest tests/interop -q -n auto -p no:cacheprovider \
-  --junitxml="$logs/interop.xml" 2>&1 | tee "$logs/interop.log" || pytest_status=$?
-read -r py_passed py_failed py_skipped < <(.venv/bin/python - "$logs/interop.xml" <<'PY' 2>/dev/null || echo "0 0 0"
+# junit_counts FILE: "passed failed skipped" of a pytest --junitxml report ("0 0 0" without one).
+junit_counts() {
+  .venv/bin/python - "$1" <<'PY' 2>/dev/null || echo "0 0 0"
 import sys
 import xml.etree.ElementTree as ET
 suite = ET.parse(sys.argv[1]).getroot()
@@ -99,8 +98,21 @@ failed = int(suite.get("failures")) + int(suite.get("errors"))
 skipped = int(suite.get("skipped"))
 print(int(suite.get("tests")) - failed - skipped, failed, skipped)
 PY
-)
+}
+
+stage "interop suite (pytest tests/interop)"
+pytest_status=0
+STRATA_BIN="$root/target/release/strata" STRATAD_BIN="$root/target/release/stratad" \
+  .venv/bin/python -m pytest tests/interop -q -n auto -p no:cacheprovider \
+  --junitxml="$logs/interop.xml" 2>&1 | tee "$logs/interop.log" || pytest_status=$?
+read -r py_passed py_failed py_skipped < <(junit_counts "$logs/interop.xml")
 [ "$pytest_status" -eq 0 ] && echo "check: interop ok" || { echo "check: interop FAILED (exit $pytest_status)"; failed_checks+=(interop); }
+
+# The Python package: built, installed into .venv and tested (scripts/test-python.sh).
+check python bash scripts/test-python.sh --junitxml="$logs/python.xml"
+read -r pkg_passed pkg_failed pkg_skipped < <(junit_counts "$logs/python.xml")
+py_passed=$((py_passed + pkg_passed)) py_failed=$((py_failed + pkg_failed))
+py_skipped=$((py_skipped + pkg_skipped))
 
 fuzz_result=skipped
 if [ "${FUZZ_SECONDS:-30}" != 0 ]; then
@@ -108,7 +120,7 @@ if [ "${FUZZ_SECONDS:-30}" != 0 ]; then
   case " ${failed_checks[*]} " in *" fuzz "*) fuzz_result=FAILED ;; *) fuzz_result=ok ;; esac
 fi
 
-printf '\n== done in %d s: unit tests (debug) %d passed, %d failed; cargo test %d passed, %d failed; interop %d passed, %d failed, %d skipped; fuzz %s\n' \
+printf '\n== done in %d s: unit tests (debug) %d passed, %d failed; cargo test %d passed, %d failed; pytest (interop, python package) %d passed, %d failed, %d skipped; fuzz %s\n' \
   "$SECONDS" "$unit_passed" "$unit_failed" "$cargo_passed" "$cargo_failed" "$py_passed" "$py_failed" "$py_skipped" "$fuzz_result"
 # The end of each failed check's log again, so that the reason is in the last lines printed.
 for name in "${failed_checks[@]}"; do
