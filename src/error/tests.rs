@@ -333,7 +333,7 @@ fn every_variant_is_listed() {
     }
     assert_eq!(
         seen.len(),
-        45,
+        46,
         "a variant is missing from golden(): {seen:?}"
     );
 }
