@@ -455,6 +455,16 @@ typedef struct {
   size_t l3;
 } strata_runtime_info;
 
+// A metalayer to store when an array is made (`strata_ndarray_zeros_with_meta`).
+typedef struct {
+  // Its name, NUL-terminated, ≤ 31 bytes, not `"b2nd"` or `"caterva"`.
+  const char *name;
+  // Its content (python-blosc2 stores a msgpack value).
+  const uint8_t *content;
+  // The content's length in bytes; later updates may not make it longer.
+  size_t contentlen;
+} strata_metalayer;
+
 // The function a plugin library exports as `STRATA_PLUGIN_ENTRY` (Rust: [`ENTRY_SYMBOL`],
 // `strata_plugin_descriptors`); never NULL in a library. It stores the number of
 // descriptors in `*count` and returns an array of that many descriptor pointers, valid for as
@@ -1336,6 +1346,252 @@ int64_t strata_schunk_vlmeta_count(const strata_schunk *schunk);
 // # Safety
 // As `strata_schunk_meta_name`.
 int64_t strata_schunk_vlmeta_name(const strata_schunk *schunk, int64_t i, char *buf, size_t len);
+
+// Writes the compression parameters of the array's chunks (codec, codec meta, clevel,
+// splitmode, typesize, blocksize = one block's bytes, filters and their meta bytes, use_dict,
+// this handle's compression threads) into `*out`, its `size` set. Returns 0, or
+// `STRATA_ERROR_NULL_POINTER`, `STRATA_ERROR_INVALID_PARAM` (an HDF5 dataset's handle).
+//
+// # Safety
+// `array` NULL or a live handle; `out` NULL or writable.
+int32_t strata_ndarray_get_cparams(const strata_ndarray *array, strata_cparams *out);
+
+// Creates an array of zeros as `strata_ndarray_zeros` does, with the `nmetalayers`
+// metalayers at `metalayers` after its own `"b2nd"` one, in order (metalayers can only be
+// added before an array has chunks). Returns as `strata_ndarray_zeros`, or
+// `STRATA_ERROR_INVALID_PARAM` (a bad or repeated name, more than 15).
+//
+// # Safety
+// As `strata_ndarray_zeros`; `metalayers` readable for `nmetalayers` entries, each with a
+// NUL-terminated name and `contentlen` readable bytes of content.
+int32_t strata_ndarray_zeros_with_meta(const char *urlpath,
+                                       const strata_storage *storage,
+                                       const strata_ndarray_params *params,
+                                       const char *dtype,
+                                       const strata_metalayer *metalayers,
+                                       size_t nmetalayers,
+                                       strata_ndarray **out);
+
+// Copies the content of metalayer `name` (`"b2nd"` is the array's own) into `dst`
+// (`dstlen` bytes; `NULL, 0` asks for the size). Returns its length, or
+// `STRATA_ERROR_METALAYER_NOT_FOUND`, `STRATA_ERROR_WRITE_BUFFER`.
+//
+// # Safety
+// `array` NULL or a live handle; `name` NUL-terminated; `dst` NULL or writable for `dstlen`
+// bytes.
+int64_t strata_ndarray_meta_get(const strata_ndarray *array,
+                                const char *name,
+                                uint8_t *dst,
+                                size_t dstlen);
+
+// Overwrites metalayer `name` in place with `contentlen` bytes, not longer than its stored
+// content (a shorter one overwrites its first bytes, as C-Blosc2's `blosc2_meta_update`
+// does). Metalayers are added when the array is made (`strata_ndarray_zeros_with_meta`);
+// the array's own `"b2nd"` layer changes only through the array (resize). Returns 0, or
+// `STRATA_ERROR_METALAYER_NOT_FOUND`, `STRATA_ERROR_INVALID_PARAM` (longer content, the
+// `"b2nd"` layer), `STRATA_ERROR_FILE_WRITE` (read-only).
+//
+// # Safety
+// `array` NULL or a live handle not used elsewhere during the call; `name` NUL-terminated;
+// `content` readable for `contentlen` bytes.
+int32_t strata_ndarray_meta_set(strata_ndarray *array,
+                                const char *name,
+                                const uint8_t *content,
+                                size_t contentlen);
+
+// Number of metalayers (the `"b2nd"` one included), or `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `array` NULL or a live handle.
+int64_t strata_ndarray_meta_count(const strata_ndarray *array);
+
+// Copies the name of metalayer `i` (0-based, in stored order) NUL-terminated into `buf`
+// (`len` bytes, at least the name's length + 1; `NULL, 0` asks for the length). Returns the
+// length without the NUL, or `STRATA_ERROR_INVALID_INDEX`, `STRATA_ERROR_WRITE_BUFFER`.
+//
+// # Safety
+// `array` NULL or a live handle; `buf` NULL or writable for `len` bytes.
+int64_t strata_ndarray_meta_name(const strata_ndarray *array, int64_t i, char *buf, size_t len);
+
+// Sets vlmetalayer `name` (≤ 31 bytes) to `contentlen` bytes of `content` (a msgpack value
+// for python-blosc2 to read it), adding it or replacing its content; compressed as
+// python-blosc2 does (zstd, clevel 5). Returns 0, or `STRATA_ERROR_INVALID_PARAM` (bad
+// name, 16 already), `STRATA_ERROR_FILE_WRITE` (read-only, or a failed write).
+//
+// # Safety
+// `array` NULL or a live handle not used elsewhere during the call; `name` NUL-terminated;
+// `content` readable for `contentlen` bytes.
+int32_t strata_ndarray_vlmeta_set(strata_ndarray *array,
+                                  const char *name,
+                                  const uint8_t *content,
+                                  size_t contentlen);
+
+// Copies the (decompressed) content of vlmetalayer `name` into `dst` (`dstlen` bytes;
+// `NULL, 0` asks for the size). Returns its length, or `STRATA_ERROR_METALAYER_NOT_FOUND`,
+// `STRATA_ERROR_WRITE_BUFFER`, decompression errors.
+//
+// # Safety
+// `array` NULL or a live handle; `name` NUL-terminated; `dst` NULL or writable for `dstlen`
+// bytes.
+int64_t strata_ndarray_vlmeta_get(const strata_ndarray *array,
+                                  const char *name,
+                                  uint8_t *dst,
+                                  size_t dstlen);
+
+// Removes vlmetalayer `name`. Returns 0, or `STRATA_ERROR_METALAYER_NOT_FOUND`,
+// `STRATA_ERROR_FILE_WRITE`.
+//
+// # Safety
+// `array` NULL or a live handle not used elsewhere during the call; `name` NUL-terminated.
+int32_t strata_ndarray_vlmeta_delete(strata_ndarray *array, const char *name);
+
+// Number of vlmetalayers, or `STRATA_ERROR_NULL_POINTER`.
+//
+// # Safety
+// `array` NULL or a live handle.
+int64_t strata_ndarray_vlmeta_count(const strata_ndarray *array);
+
+// Copies the name of vlmetalayer `i` as `strata_ndarray_meta_name` does.
+//
+// # Safety
+// As `strata_ndarray_meta_name`.
+int64_t strata_ndarray_vlmeta_name(const strata_ndarray *array, int64_t i, char *buf, size_t len);
+
+// Sets vlmetalayer `name` to the integer `value` (python-blosc2 reads an `int`). Returns as
+// `strata_ndarray_vlmeta_set`.
+//
+// # Safety
+// As `strata_ndarray_vlmeta_delete`.
+int32_t strata_ndarray_vlmeta_set_int64(strata_ndarray *array, const char *name, int64_t value);
+
+// Writes the integer value of vlmetalayer `name` to `*out`. Returns 0, or
+// `STRATA_ERROR_METALAYER_NOT_FOUND`, `STRATA_ERROR_INVALID_PARAM` (another kind of value,
+// or an integer out of the int64 range; the message says which),
+// `STRATA_ERROR_INVALID_HEADER` (not msgpack).
+//
+// # Safety
+// `array` NULL or a live handle; `name` NUL-terminated; `out` NULL or writable.
+int32_t strata_ndarray_vlmeta_get_int64(const strata_ndarray *array,
+                                        const char *name,
+                                        int64_t *out);
+
+// Sets vlmetalayer `name` to the float `value` (a msgpack float64; python-blosc2 reads a
+// `float`). Returns as `strata_ndarray_vlmeta_set`.
+//
+// # Safety
+// As `strata_ndarray_vlmeta_delete`.
+int32_t strata_ndarray_vlmeta_set_float64(strata_ndarray *array, const char *name, double value);
+
+// Writes the float value of vlmetalayer `name` to `*out`: a float64, a float32 widened, or
+// an integer of magnitude ≤ 2^53 (which a float64 holds exactly). Returns as
+// `strata_ndarray_vlmeta_get_int64`.
+//
+// # Safety
+// As `strata_ndarray_vlmeta_get_int64`.
+int32_t strata_ndarray_vlmeta_get_float64(const strata_ndarray *array,
+                                          const char *name,
+                                          double *out);
+
+// Sets vlmetalayer `name` to the NUL-terminated UTF-8 string `value` (a msgpack str;
+// python-blosc2 reads a `str`). Returns as `strata_ndarray_vlmeta_set`, or
+// `STRATA_ERROR_INVALID_PARAM` for a string that is not UTF-8.
+//
+// # Safety
+// As `strata_ndarray_vlmeta_delete`; `value` NUL-terminated.
+int32_t strata_ndarray_vlmeta_set_string(strata_ndarray *array,
+                                         const char *name,
+                                         const char *value);
+
+// Copies the string value of vlmetalayer `name` NUL-terminated into `buf` (`len` bytes, at
+// least its length + 1; `NULL, 0` asks for the length). Returns its length in bytes without
+// the NUL, or the errors of `strata_ndarray_vlmeta_get_int64`, `STRATA_ERROR_WRITE_BUFFER`.
+//
+// # Safety
+// `array` NULL or a live handle; `name` NUL-terminated; `buf` NULL or writable for `len`
+// bytes.
+int64_t strata_ndarray_vlmeta_get_string(const strata_ndarray *array,
+                                         const char *name,
+                                         char *buf,
+                                         size_t len);
+
+// Sets vlmetalayer `name` to a msgpack array of the `n` integers at `values`
+// (python-blosc2 reads a `list` of `int`). Returns as `strata_ndarray_vlmeta_set`.
+//
+// # Safety
+// As `strata_ndarray_vlmeta_delete`; `values` readable for `n` items.
+int32_t strata_ndarray_vlmeta_set_int64_array(strata_ndarray *array,
+                                              const char *name,
+                                              const int64_t *values,
+                                              size_t n);
+
+// Sets vlmetalayer `name` to a msgpack array of the `n` float64 values at `values`
+// (python-blosc2 reads a `list` of `float`). Returns as `strata_ndarray_vlmeta_set`.
+//
+// # Safety
+// As `strata_ndarray_vlmeta_delete`; `values` readable for `n` items.
+int32_t strata_ndarray_vlmeta_set_float64_array(strata_ndarray *array,
+                                                const char *name,
+                                                const double *values,
+                                                size_t n);
+
+// Copies the integers of vlmetalayer `name` (a msgpack array, or a python-blosc2 tuple, of
+// integers in the int64 range) into `dst` (`n` items; `NULL, 0` asks for the count). Returns
+// the number of items, or the errors of `strata_ndarray_vlmeta_get_int64` (naming the item
+// that is not an int64), `STRATA_ERROR_WRITE_BUFFER` (fewer than that many items).
+//
+// # Safety
+// `array` NULL or a live handle; `name` NUL-terminated; `dst` NULL or writable for `n`
+// items.
+int64_t strata_ndarray_vlmeta_get_int64_array(const strata_ndarray *array,
+                                              const char *name,
+                                              int64_t *dst,
+                                              size_t n);
+
+// Copies the numbers of vlmetalayer `name` (a msgpack array or python-blosc2 tuple; each
+// item as `strata_ndarray_vlmeta_get_float64` reads it) into `dst` as float64 (`n` items;
+// `NULL, 0` asks for the count). Returns as `strata_ndarray_vlmeta_get_int64_array`.
+//
+// # Safety
+// As `strata_ndarray_vlmeta_get_int64_array`.
+int64_t strata_ndarray_vlmeta_get_float64_array(const strata_ndarray *array,
+                                                const char *name,
+                                                double *dst,
+                                                size_t n);
+
+// The ID of the codec `name` (`"blosclz"`, `"lz4"`, `"lz4hc"`, `"zlib"`, `"zstd"`, the names
+// Blosc2 gives plugin IDs such as `"zfp_acc"`, or a registered or loadable plugin's own
+// name; ASCII case ignored for Blosc2's names), as `blosc2_compname_to_compcode`. Returns
+// the ID (0–255), or `STRATA_ERROR_INVALID_PARAM` (no codec has that name).
+//
+// # Safety
+// `name` NULL or NUL-terminated.
+int32_t strata_codec_id(const char *name);
+
+// Copies the name of codec `id` NUL-terminated into `buf` (`len` bytes; `NULL, 0` asks for
+// the length), as `blosc2_compcode_to_compname`: the registered codec's (a plugin is looked
+// for in the plugin search path), else the name Blosc2 gives the ID. Returns the length
+// without the NUL, or `STRATA_ERROR_CODEC_SUPPORT` (no codec has that ID),
+// `STRATA_ERROR_WRITE_BUFFER`.
+//
+// # Safety
+// `buf` NULL or writable for `len` bytes.
+int64_t strata_codec_name(uint8_t id, char *buf, size_t len);
+
+// The ID of the filter `name` (`"nofilter"`, `"shuffle"`, `"bitshuffle"`, `"delta"`,
+// `"trunc_prec"`, `"bytedelta"`, Blosc2's other names, or a registered or loadable plugin's
+// own name). Returns the ID (0–255), or `STRATA_ERROR_INVALID_PARAM`.
+//
+// # Safety
+// `name` NULL or NUL-terminated.
+int32_t strata_filter_id(const char *name);
+
+// Copies the name of filter `id` NUL-terminated into `buf` as `strata_codec_name` does
+// (`"nofilter"` for 0). Returns the length without the NUL, or
+// `STRATA_ERROR_FILTER_PIPELINE` (no filter has that ID), `STRATA_ERROR_WRITE_BUFFER`.
+//
+// # Safety
+// `buf` NULL or writable for `len` bytes.
+int64_t strata_filter_name(uint8_t id, char *buf, size_t len);
 
 #ifdef __cplusplus
 }  // extern "C"

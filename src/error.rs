@@ -430,6 +430,16 @@ pub enum Error {
         /// no search was made).
         searched: String,
     },
+    /// A (vl)metalayer's msgpack value is not of the kind asked for, e.g. a string read as
+    /// an integer (code −12, `BLOSC2_ERROR_INVALID_PARAM`).
+    ValueKind {
+        /// Whose value, e.g. `vlmetalayer "units"`.
+        what: String,
+        /// The kind asked for, e.g. `"an int64"`.
+        expected: &'static str,
+        /// The kind found, e.g. `"a string"`.
+        found: &'static str,
+    },
     /// No (vl)metalayer of this name (code −34, `BLOSC2_ERROR_METALAYER_NOT_FOUND`).
     MetalayerNotFound {
         /// The name asked for.
@@ -558,6 +568,7 @@ impl Error {
             | Error::Unsupported { .. }
             | Error::Duplicate { .. }
             | Error::NameNotFound { .. }
+            | Error::ValueKind { .. }
             | Error::PluginParam { .. }
             | Error::PluginId { .. } => code::INVALID_PARAM,
             Error::RunLength { .. } => code::RUN_LENGTH,
@@ -778,6 +789,11 @@ impl Error {
                 expected,
             } => write!(f, "{what} {value} {expected}"),
             Error::Malformed { what } | Error::Unsupported { what } => f.write_str(what),
+            Error::ValueKind {
+                what,
+                expected,
+                found,
+            } => write!(f, "{what} holds {found}, not {expected}"),
             Error::Msgpack {
                 what,
                 at,

@@ -241,6 +241,7 @@ fn compatible(c: &CType, j: &str) -> bool {
             "uint8_t" => &["UInt8", "Cuchar"],
             "char" => &["UInt8", "Cchar", "Int8", "Cuchar"],
             "size_t" => &["Csize_t"],
+            "double" => &["Float64", "Cdouble"],
             "void" => &["Cvoid", "Nothing"],
             other => return other.starts_with("strata_") && j == other,
         };

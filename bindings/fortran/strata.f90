@@ -724,6 +724,460 @@ module strata
     end function c_strlen
   end interface
 
+  ! ================================================================ runtime, cache, attributes
+  ! (the C functions of the runtime, the block cache, plugins and an N-d array's attributes;
+  ! the section's helpers are at the end of the module)
+  type, bind(c), public :: strata_runtime_config
+    integer(c_size_t) :: size
+    integer(c_int32_t) :: workers
+    integer(c_int32_t) :: nthreads
+    integer(c_int32_t) :: pin
+    integer(c_size_t) :: l1d
+    integer(c_size_t) :: l2
+    integer(c_size_t) :: l3
+  end type strata_runtime_config
+
+  type, bind(c), public :: strata_runtime_info
+    integer(c_int32_t) :: workers
+    integer(c_int32_t) :: nthreads
+    integer(c_int32_t) :: pinned
+    integer(c_int32_t) :: logical_cores
+    integer(c_int32_t) :: physical_cores
+    integer(c_size_t) :: l1d
+    integer(c_size_t) :: l2
+    integer(c_size_t) :: l3
+  end type strata_runtime_info
+
+  type, bind(c), public :: strata_cache_stats
+    integer(c_int64_t) :: hits
+    integer(c_int64_t) :: misses
+    integer(c_int64_t) :: coalesced
+    integer(c_int64_t) :: inserts
+    integer(c_int64_t) :: evictions
+    integer(c_int64_t) :: bytes
+    integer(c_int64_t) :: entries
+    integer(c_int64_t) :: capacity
+  end type strata_cache_stats
+
+  ! One metalayer for strata_ndarray_zeros_with_meta: name and content as C pointers (c_loc of
+  ! a TARGET strata_cstr string and of the content bytes).
+  type, bind(c), public :: strata_metalayer
+    type(c_ptr) :: name
+    type(c_ptr) :: content
+    integer(c_size_t) :: contentlen
+  end type strata_metalayer
+
+  public :: strata_runtime_config_default, strata_runtime_configure, strata_runtime_get_info
+  public :: strata_runtime_set_nthreads, strata_load_plugin
+  public :: strata_cache_new, strata_cache_free, strata_cache_get_stats, strata_cache_clear
+  public :: strata_ndarray_set_cache, strata_ndarray_set_nthreads, strata_schunk_set_nthreads
+  public :: strata_schunk_copy, strata_schunk_fill_special, strata_schunk_update_chunks
+  public :: strata_schunk_meta_count, strata_schunk_meta_name, strata_schunk_vlmeta_count
+  public :: strata_schunk_vlmeta_name
+  public :: strata_ndarray_zeros_memory, strata_ndarray_from_buffer_memory
+  public :: strata_ndarray_get_cparams, strata_ndarray_zeros_with_meta
+  public :: strata_ndarray_meta_get, strata_ndarray_meta_set, strata_ndarray_meta_count
+  public :: strata_ndarray_meta_name, strata_ndarray_vlmeta_set, strata_ndarray_vlmeta_get
+  public :: strata_ndarray_vlmeta_delete, strata_ndarray_vlmeta_count, strata_ndarray_vlmeta_name
+  public :: strata_ndarray_vlmeta_set_int64, strata_ndarray_vlmeta_get_int64
+  public :: strata_ndarray_vlmeta_set_float64, strata_ndarray_vlmeta_get_float64
+  public :: strata_ndarray_vlmeta_set_string, strata_ndarray_vlmeta_get_string
+  public :: strata_ndarray_vlmeta_set_int64_array, strata_ndarray_vlmeta_set_float64_array
+  public :: strata_ndarray_vlmeta_get_int64_array, strata_ndarray_vlmeta_get_float64_array
+  public :: strata_codec_id, strata_codec_name, strata_filter_id, strata_filter_name
+  public :: strata_sizeof, strata_vlmeta_set, strata_vlmeta_string, strata_codec_name_string
+  public :: strata_filter_name_string, strata_ndarray_vlmeta_names
+
+  !> Bytes of an array of any type, rank 1 to 4, allocatable or assumed-shape (what C calls
+  !> the buffer's length): size(a) * storage_size(a) / 8.
+  interface strata_sizeof
+    module procedure sizeof_1, sizeof_2, sizeof_3, sizeof_4
+  end interface strata_sizeof
+
+  !> Sets vlmetalayer `name` of an N-d array to an integer(c_int64_t), a real(c_double), a
+  !> character string, or a rank-1 array of either number kind (python-blosc2 reads an int,
+  !> a float, a str, a list). Returns 0 or a STRATA_ERROR_* code.
+  interface strata_vlmeta_set
+    module procedure vlmeta_set_i8, vlmeta_set_r8, vlmeta_set_str, vlmeta_set_i8s, vlmeta_set_r8s
+  end interface strata_vlmeta_set
+
+  interface
+    function strata_runtime_config_default(out) bind(c, name="strata_runtime_config_default") result(r)
+      import :: strata_runtime_config, c_int32_t
+      type(strata_runtime_config), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_runtime_config_default
+
+    function strata_runtime_configure(config) bind(c, name="strata_runtime_configure") result(r)
+      import :: strata_runtime_config, c_int32_t
+      type(strata_runtime_config), intent(in) :: config
+      integer(c_int32_t) :: r
+    end function strata_runtime_configure
+
+    function strata_runtime_get_info(out) bind(c, name="strata_runtime_get_info") result(r)
+      import :: strata_runtime_info, c_int32_t
+      type(strata_runtime_info), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_runtime_get_info
+
+    function strata_runtime_set_nthreads(nthreads) bind(c, name="strata_runtime_set_nthreads") result(r)
+      import :: c_int32_t
+      integer(c_int32_t), value :: nthreads
+      integer(c_int32_t) :: r
+    end function strata_runtime_set_nthreads
+
+    function strata_load_plugin(path) bind(c, name="strata_load_plugin") result(r)
+      import :: c_char, c_int32_t
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int32_t) :: r
+    end function strata_load_plugin
+
+    function strata_cache_new(capacity) bind(c, name="strata_cache_new") result(r)
+      import :: c_int64_t, c_ptr
+      integer(c_int64_t), value :: capacity
+      type(c_ptr) :: r
+    end function strata_cache_new
+
+    subroutine strata_cache_free(cache) bind(c, name="strata_cache_free")
+      import :: c_ptr
+      type(c_ptr), value :: cache
+    end subroutine strata_cache_free
+
+    function strata_cache_get_stats(cache, out) bind(c, name="strata_cache_get_stats") result(r)
+      import :: c_ptr, strata_cache_stats, c_int32_t
+      type(c_ptr), value :: cache
+      type(strata_cache_stats), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_cache_get_stats
+
+    function strata_cache_clear(cache) bind(c, name="strata_cache_clear") result(r)
+      import :: c_ptr, c_int32_t
+      type(c_ptr), value :: cache
+      integer(c_int32_t) :: r
+    end function strata_cache_clear
+
+    function strata_ndarray_set_cache(array, cache) bind(c, name="strata_ndarray_set_cache") result(r)
+      import :: c_ptr, c_int32_t
+      type(c_ptr), value :: array, cache
+      integer(c_int32_t) :: r
+    end function strata_ndarray_set_cache
+
+    function strata_ndarray_set_nthreads(array, compress_nthreads, decompress_nthreads) &
+        bind(c, name="strata_ndarray_set_nthreads") result(r)
+      import :: c_ptr, c_int32_t
+      type(c_ptr), value :: array
+      integer(c_int32_t), value :: compress_nthreads, decompress_nthreads
+      integer(c_int32_t) :: r
+    end function strata_ndarray_set_nthreads
+
+    function strata_schunk_set_nthreads(schunk, compress_nthreads, decompress_nthreads) &
+        bind(c, name="strata_schunk_set_nthreads") result(r)
+      import :: c_ptr, c_int32_t
+      type(c_ptr), value :: schunk
+      integer(c_int32_t), value :: compress_nthreads, decompress_nthreads
+      integer(c_int32_t) :: r
+    end function strata_schunk_set_nthreads
+
+    function strata_schunk_copy(schunk, urlpath, storage, out) bind(c, name="strata_schunk_copy") result(r)
+      import :: c_ptr, c_char, strata_storage, c_int32_t
+      type(c_ptr), value :: schunk
+      character(kind=c_char), intent(in) :: urlpath(*)
+      type(strata_storage), intent(in) :: storage
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_schunk_copy
+
+    function strata_schunk_fill_special(schunk, nitems, special, chunksize) &
+        bind(c, name="strata_schunk_fill_special") result(r)
+      import :: c_ptr, c_int64_t, c_int8_t, c_size_t
+      type(c_ptr), value :: schunk
+      integer(c_int64_t), value :: nitems
+      integer(c_int8_t), value :: special
+      integer(c_size_t), value :: chunksize
+      integer(c_int64_t) :: r
+    end function strata_schunk_fill_special
+
+    ! `chunks` holds `n` C pointers (c_loc of each compressed chunk).
+    function strata_schunk_update_chunks(schunk, nchunks, chunks, chunklens, n) &
+        bind(c, name="strata_schunk_update_chunks") result(r)
+      import :: c_ptr, c_int64_t, c_size_t, c_int32_t
+      type(c_ptr), value :: schunk
+      integer(c_int64_t), intent(in) :: nchunks(*)
+      type(c_ptr), intent(in) :: chunks(*)
+      integer(c_size_t), intent(in) :: chunklens(*)
+      integer(c_size_t), value :: n
+      integer(c_int32_t) :: r
+    end function strata_schunk_update_chunks
+
+    function strata_schunk_meta_count(schunk) bind(c, name="strata_schunk_meta_count") result(r)
+      import :: c_ptr, c_int64_t
+      type(c_ptr), value :: schunk
+      integer(c_int64_t) :: r
+    end function strata_schunk_meta_count
+
+    function strata_schunk_meta_name(schunk, i, buf, len) bind(c, name="strata_schunk_meta_name") result(r)
+      import :: c_ptr, c_int64_t, c_char, c_size_t
+      type(c_ptr), value :: schunk
+      integer(c_int64_t), value :: i
+      character(kind=c_char) :: buf(*)
+      integer(c_size_t), value :: len
+      integer(c_int64_t) :: r
+    end function strata_schunk_meta_name
+
+    function strata_schunk_vlmeta_count(schunk) bind(c, name="strata_schunk_vlmeta_count") result(r)
+      import :: c_ptr, c_int64_t
+      type(c_ptr), value :: schunk
+      integer(c_int64_t) :: r
+    end function strata_schunk_vlmeta_count
+
+    function strata_schunk_vlmeta_name(schunk, i, buf, len) bind(c, name="strata_schunk_vlmeta_name") result(r)
+      import :: c_ptr, c_int64_t, c_char, c_size_t
+      type(c_ptr), value :: schunk
+      integer(c_int64_t), value :: i
+      character(kind=c_char) :: buf(*)
+      integer(c_size_t), value :: len
+      integer(c_int64_t) :: r
+    end function strata_schunk_vlmeta_name
+
+    ! In-memory arrays: strata_ndarray_zeros and _from_buffer with a NULL urlpath and storage.
+    function c_ndarray_zeros_memory(urlpath, storage, params, dtype, out) &
+        bind(c, name="strata_ndarray_zeros") result(r)
+      import :: c_ptr, strata_ndarray_params, c_char, c_int32_t
+      type(c_ptr), value :: urlpath, storage
+      type(strata_ndarray_params), intent(in) :: params
+      character(kind=c_char), intent(in) :: dtype(*)
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function c_ndarray_zeros_memory
+
+    function c_ndarray_from_buffer_memory(urlpath, storage, params, dtype, src, srclen, out) &
+        bind(c, name="strata_ndarray_from_buffer") result(r)
+      import :: c_ptr, strata_ndarray_params, c_char, c_size_t, c_int32_t
+      type(c_ptr), value :: urlpath, storage
+      type(strata_ndarray_params), intent(in) :: params
+      character(kind=c_char), intent(in) :: dtype(*)
+      type(c_ptr), value :: src
+      integer(c_size_t), value :: srclen
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function c_ndarray_from_buffer_memory
+
+    ! ---------------------------------------------------------------- N-d attributes
+    function strata_ndarray_get_cparams(array, out) bind(c, name="strata_ndarray_get_cparams") result(r)
+      import :: c_ptr, strata_cparams, c_int32_t
+      type(c_ptr), value :: array
+      type(strata_cparams), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_ndarray_get_cparams
+
+    function strata_ndarray_zeros_with_meta(urlpath, storage, params, dtype, metalayers, nmetalayers, out) &
+        bind(c, name="strata_ndarray_zeros_with_meta") result(r)
+      import :: c_char, strata_storage, strata_ndarray_params, strata_metalayer, c_size_t, c_ptr, c_int32_t
+      character(kind=c_char), intent(in) :: urlpath(*)
+      type(strata_storage), intent(in) :: storage
+      type(strata_ndarray_params), intent(in) :: params
+      character(kind=c_char), intent(in) :: dtype(*)
+      type(strata_metalayer), intent(in) :: metalayers(*)
+      integer(c_size_t), value :: nmetalayers
+      type(c_ptr), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_ndarray_zeros_with_meta
+
+    function strata_ndarray_meta_get(array, name, dst, dstlen) bind(c, name="strata_ndarray_meta_get") result(r)
+      import :: c_ptr, c_char, c_size_t, c_int64_t
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr), value :: dst
+      integer(c_size_t), value :: dstlen
+      integer(c_int64_t) :: r
+    end function strata_ndarray_meta_get
+
+    function strata_ndarray_meta_set(array, name, content, contentlen) bind(c, name="strata_ndarray_meta_set") result(r)
+      import :: c_ptr, c_char, c_size_t, c_int32_t
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr), value :: content
+      integer(c_size_t), value :: contentlen
+      integer(c_int32_t) :: r
+    end function strata_ndarray_meta_set
+
+    function strata_ndarray_meta_count(array) bind(c, name="strata_ndarray_meta_count") result(r)
+      import :: c_ptr, c_int64_t
+      type(c_ptr), value :: array
+      integer(c_int64_t) :: r
+    end function strata_ndarray_meta_count
+
+    function strata_ndarray_meta_name(array, i, buf, len) bind(c, name="strata_ndarray_meta_name") result(r)
+      import :: c_ptr, c_int64_t, c_char, c_size_t
+      type(c_ptr), value :: array
+      integer(c_int64_t), value :: i
+      character(kind=c_char) :: buf(*)
+      integer(c_size_t), value :: len
+      integer(c_int64_t) :: r
+    end function strata_ndarray_meta_name
+
+    function strata_ndarray_vlmeta_set(array, name, content, contentlen) &
+        bind(c, name="strata_ndarray_vlmeta_set") result(r)
+      import :: c_ptr, c_char, c_size_t, c_int32_t
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr), value :: content
+      integer(c_size_t), value :: contentlen
+      integer(c_int32_t) :: r
+    end function strata_ndarray_vlmeta_set
+
+    function strata_ndarray_vlmeta_get(array, name, dst, dstlen) bind(c, name="strata_ndarray_vlmeta_get") result(r)
+      import :: c_ptr, c_char, c_size_t, c_int64_t
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr), value :: dst
+      integer(c_size_t), value :: dstlen
+      integer(c_int64_t) :: r
+    end function strata_ndarray_vlmeta_get
+
+    function strata_ndarray_vlmeta_delete(array, name) bind(c, name="strata_ndarray_vlmeta_delete") result(r)
+      import :: c_ptr, c_char, c_int32_t
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_int32_t) :: r
+    end function strata_ndarray_vlmeta_delete
+
+    function strata_ndarray_vlmeta_count(array) bind(c, name="strata_ndarray_vlmeta_count") result(r)
+      import :: c_ptr, c_int64_t
+      type(c_ptr), value :: array
+      integer(c_int64_t) :: r
+    end function strata_ndarray_vlmeta_count
+
+    function strata_ndarray_vlmeta_name(array, i, buf, len) bind(c, name="strata_ndarray_vlmeta_name") result(r)
+      import :: c_ptr, c_int64_t, c_char, c_size_t
+      type(c_ptr), value :: array
+      integer(c_int64_t), value :: i
+      character(kind=c_char) :: buf(*)
+      integer(c_size_t), value :: len
+      integer(c_int64_t) :: r
+    end function strata_ndarray_vlmeta_name
+
+    function strata_ndarray_vlmeta_set_int64(array, name, value) bind(c, name="strata_ndarray_vlmeta_set_int64") result(r)
+      import :: c_ptr, c_char, c_int64_t, c_int32_t
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_int64_t), value :: value
+      integer(c_int32_t) :: r
+    end function strata_ndarray_vlmeta_set_int64
+
+    function strata_ndarray_vlmeta_get_int64(array, name, out) bind(c, name="strata_ndarray_vlmeta_get_int64") result(r)
+      import :: c_ptr, c_char, c_int64_t, c_int32_t
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_int64_t), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_ndarray_vlmeta_get_int64
+
+    function strata_ndarray_vlmeta_set_float64(array, name, value) &
+        bind(c, name="strata_ndarray_vlmeta_set_float64") result(r)
+      import :: c_ptr, c_char, c_double, c_int32_t
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: name(*)
+      real(c_double), value :: value
+      integer(c_int32_t) :: r
+    end function strata_ndarray_vlmeta_set_float64
+
+    function strata_ndarray_vlmeta_get_float64(array, name, out) &
+        bind(c, name="strata_ndarray_vlmeta_get_float64") result(r)
+      import :: c_ptr, c_char, c_double, c_int32_t
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: name(*)
+      real(c_double), intent(out) :: out
+      integer(c_int32_t) :: r
+    end function strata_ndarray_vlmeta_get_float64
+
+    function strata_ndarray_vlmeta_set_string(array, name, value) &
+        bind(c, name="strata_ndarray_vlmeta_set_string") result(r)
+      import :: c_ptr, c_char, c_int32_t
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: name(*), value(*)
+      integer(c_int32_t) :: r
+    end function strata_ndarray_vlmeta_set_string
+
+    function strata_ndarray_vlmeta_get_string(array, name, buf, len) &
+        bind(c, name="strata_ndarray_vlmeta_get_string") result(r)
+      import :: c_ptr, c_char, c_size_t, c_int64_t
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: name(*)
+      character(kind=c_char) :: buf(*)
+      integer(c_size_t), value :: len
+      integer(c_int64_t) :: r
+    end function strata_ndarray_vlmeta_get_string
+
+    function strata_ndarray_vlmeta_set_int64_array(array, name, values, n) &
+        bind(c, name="strata_ndarray_vlmeta_set_int64_array") result(r)
+      import :: c_ptr, c_char, c_int64_t, c_size_t, c_int32_t
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_int64_t), intent(in) :: values(*)
+      integer(c_size_t), value :: n
+      integer(c_int32_t) :: r
+    end function strata_ndarray_vlmeta_set_int64_array
+
+    function strata_ndarray_vlmeta_set_float64_array(array, name, values, n) &
+        bind(c, name="strata_ndarray_vlmeta_set_float64_array") result(r)
+      import :: c_ptr, c_char, c_double, c_size_t, c_int32_t
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: name(*)
+      real(c_double), intent(in) :: values(*)
+      integer(c_size_t), value :: n
+      integer(c_int32_t) :: r
+    end function strata_ndarray_vlmeta_set_float64_array
+
+    function strata_ndarray_vlmeta_get_int64_array(array, name, dst, n) &
+        bind(c, name="strata_ndarray_vlmeta_get_int64_array") result(r)
+      import :: c_ptr, c_char, c_int64_t, c_size_t
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_int64_t) :: dst(*)
+      integer(c_size_t), value :: n
+      integer(c_int64_t) :: r
+    end function strata_ndarray_vlmeta_get_int64_array
+
+    function strata_ndarray_vlmeta_get_float64_array(array, name, dst, n) &
+        bind(c, name="strata_ndarray_vlmeta_get_float64_array") result(r)
+      import :: c_ptr, c_char, c_double, c_size_t, c_int64_t
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: name(*)
+      real(c_double) :: dst(*)
+      integer(c_size_t), value :: n
+      integer(c_int64_t) :: r
+    end function strata_ndarray_vlmeta_get_float64_array
+
+    function strata_codec_id(name) bind(c, name="strata_codec_id") result(r)
+      import :: c_char, c_int32_t
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_int32_t) :: r
+    end function strata_codec_id
+
+    function strata_codec_name(id, buf, len) bind(c, name="strata_codec_name") result(r)
+      import :: c_int8_t, c_char, c_size_t, c_int64_t
+      integer(c_int8_t), value :: id
+      character(kind=c_char) :: buf(*)
+      integer(c_size_t), value :: len
+      integer(c_int64_t) :: r
+    end function strata_codec_name
+
+    function strata_filter_id(name) bind(c, name="strata_filter_id") result(r)
+      import :: c_char, c_int32_t
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_int32_t) :: r
+    end function strata_filter_id
+
+    function strata_filter_name(id, buf, len) bind(c, name="strata_filter_name") result(r)
+      import :: c_int8_t, c_char, c_size_t, c_int64_t
+      integer(c_int8_t), value :: id
+      character(kind=c_char) :: buf(*)
+      integer(c_size_t), value :: len
+      integer(c_int64_t) :: r
+    end function strata_filter_name
+  end interface
+
 contains
 
   !> `s` without trailing blanks, NUL-terminated, for a `const char *` argument.
@@ -760,4 +1214,155 @@ contains
       v(i:i) = chars(i)
     end do
   end function strata_version_string
+  ! ================================================================ runtime, cache, attributes
+  ! (helpers of the section above)
+
+  pure function sizeof_1(a) result(n)
+    class(*), intent(in) :: a(:)
+    integer(c_size_t) :: n
+    n = int(size(a), c_size_t) * int(storage_size(a) / 8, c_size_t)
+  end function sizeof_1
+
+  pure function sizeof_2(a) result(n)
+    class(*), intent(in) :: a(:, :)
+    integer(c_size_t) :: n
+    n = int(size(a), c_size_t) * int(storage_size(a) / 8, c_size_t)
+  end function sizeof_2
+
+  pure function sizeof_3(a) result(n)
+    class(*), intent(in) :: a(:, :, :)
+    integer(c_size_t) :: n
+    n = int(size(a), c_size_t) * int(storage_size(a) / 8, c_size_t)
+  end function sizeof_3
+
+  pure function sizeof_4(a) result(n)
+    class(*), intent(in) :: a(:, :, :, :)
+    integer(c_size_t) :: n
+    n = int(size(a), c_size_t) * int(storage_size(a) / 8, c_size_t)
+  end function sizeof_4
+
+  !> An in-memory array of zeros (strata_ndarray_zeros without a path); 0 or an error code.
+  function strata_ndarray_zeros_memory(params, dtype, out) result(r)
+    type(strata_ndarray_params), intent(in) :: params
+    character(len=*), intent(in) :: dtype
+    type(c_ptr), intent(out) :: out
+    integer(c_int32_t) :: r
+    r = c_ndarray_zeros_memory(c_null_ptr, c_null_ptr, params, strata_cstr(dtype), out)
+  end function strata_ndarray_zeros_memory
+
+  !> An in-memory array holding `src` (bytes at a C pointer, `srclen` of them: c_loc(a) and
+  !> strata_sizeof(a)); 0 or an error code.
+  function strata_ndarray_from_buffer_memory(params, dtype, src, srclen, out) result(r)
+    type(strata_ndarray_params), intent(in) :: params
+    character(len=*), intent(in) :: dtype
+    type(c_ptr), intent(in) :: src
+    integer(c_size_t), intent(in) :: srclen
+    type(c_ptr), intent(out) :: out
+    integer(c_int32_t) :: r
+    r = c_ndarray_from_buffer_memory(c_null_ptr, c_null_ptr, params, strata_cstr(dtype), src, srclen, out)
+  end function strata_ndarray_from_buffer_memory
+
+  function vlmeta_set_i8(array, name, value) result(r)
+    type(c_ptr), intent(in) :: array
+    character(len=*), intent(in) :: name
+    integer(c_int64_t), intent(in) :: value
+    integer(c_int32_t) :: r
+    r = strata_ndarray_vlmeta_set_int64(array, strata_cstr(name), value)
+  end function vlmeta_set_i8
+
+  function vlmeta_set_r8(array, name, value) result(r)
+    type(c_ptr), intent(in) :: array
+    character(len=*), intent(in) :: name
+    real(c_double), intent(in) :: value
+    integer(c_int32_t) :: r
+    r = strata_ndarray_vlmeta_set_float64(array, strata_cstr(name), value)
+  end function vlmeta_set_r8
+
+  function vlmeta_set_str(array, name, value) result(r)
+    type(c_ptr), intent(in) :: array
+    character(len=*), intent(in) :: name, value
+    integer(c_int32_t) :: r
+    r = strata_ndarray_vlmeta_set_string(array, strata_cstr(name), value // c_null_char)
+  end function vlmeta_set_str
+
+  function vlmeta_set_i8s(array, name, values) result(r)
+    type(c_ptr), intent(in) :: array
+    character(len=*), intent(in) :: name
+    integer(c_int64_t), intent(in) :: values(:)
+    integer(c_int32_t) :: r
+    r = strata_ndarray_vlmeta_set_int64_array(array, strata_cstr(name), values, int(size(values), c_size_t))
+  end function vlmeta_set_i8s
+
+  function vlmeta_set_r8s(array, name, values) result(r)
+    type(c_ptr), intent(in) :: array
+    character(len=*), intent(in) :: name
+    real(c_double), intent(in) :: values(:)
+    integer(c_int32_t) :: r
+    r = strata_ndarray_vlmeta_set_float64_array(array, strata_cstr(name), values, int(size(values), c_size_t))
+  end function vlmeta_set_r8s
+
+  !> The string value of vlmetalayer `name`, or "" with `rc` < 0 (an error code) when it has
+  !> none.
+  function strata_vlmeta_string(array, name, rc) result(s)
+    type(c_ptr), intent(in) :: array
+    character(len=*), intent(in) :: name
+    integer(c_int64_t), intent(out) :: rc
+    character(len=:), allocatable :: s
+    character(kind=c_char), allocatable :: buf(:)
+    rc = strata_ndarray_vlmeta_get_string(array, strata_cstr(name), buf, 0_c_size_t)
+    s = ""
+    if (rc < 0) return
+    allocate(buf(rc + 1))
+    rc = strata_ndarray_vlmeta_get_string(array, strata_cstr(name), buf, int(size(buf), c_size_t))
+    if (rc >= 0) s = chars(buf, rc)
+  end function strata_vlmeta_string
+
+  !> The names of the array's vlmetalayers into `names`, blank-padded to 31 characters
+  !> (Blosc2's longest name).
+  subroutine strata_ndarray_vlmeta_names(array, names)
+    type(c_ptr), intent(in) :: array
+    character(len=31), allocatable, intent(out) :: names(:)
+    character(kind=c_char) :: buf(32)
+    integer(c_int64_t) :: i, n, len
+    n = max(strata_ndarray_vlmeta_count(array), 0_c_int64_t)
+    allocate(names(n))
+    do i = 1, n
+      len = strata_ndarray_vlmeta_name(array, i - 1, buf, int(size(buf), c_size_t))
+      names(i) = ""
+      if (len > 0) names(i) = chars(buf, len)
+    end do
+  end subroutine strata_ndarray_vlmeta_names
+
+  !> The name of codec `id` ("" for an unknown one).
+  function strata_codec_name_string(id) result(s)
+    integer(c_int8_t), intent(in) :: id
+    character(len=:), allocatable :: s
+    character(kind=c_char) :: buf(64)
+    integer(c_int64_t) :: n
+    n = strata_codec_name(id, buf, int(size(buf), c_size_t))
+    s = ""
+    if (n > 0) s = chars(buf, n)
+  end function strata_codec_name_string
+
+  !> The name of filter `id` ("" for an unknown one).
+  function strata_filter_name_string(id) result(s)
+    integer(c_int8_t), intent(in) :: id
+    character(len=:), allocatable :: s
+    character(kind=c_char) :: buf(64)
+    integer(c_int64_t) :: n
+    n = strata_filter_name(id, buf, int(size(buf), c_size_t))
+    s = ""
+    if (n > 0) s = chars(buf, n)
+  end function strata_filter_name_string
+
+  !> The first `n` characters of `buf` as a string.
+  pure function chars(buf, n) result(s)
+    character(kind=c_char), intent(in) :: buf(:)
+    integer(c_int64_t), intent(in) :: n
+    character(len=n) :: s
+    integer(c_int64_t) :: i
+    do i = 1, n
+      s(i:i) = buf(i)
+    end do
+  end function chars
 end module strata

@@ -194,6 +194,14 @@ fn golden() -> Vec<(Error, i32)> {
             },
             -12,
         ),
+        (
+            Error::ValueKind {
+                what: s(),
+                expected: "",
+                found: "",
+            },
+            -12,
+        ),
         (Error::MetalayerNotFound { name: s() }, -34),
         (
             Error::InvalidIndex {
@@ -309,6 +317,7 @@ fn every_variant_is_listed() {
             Error::Unsupported { .. } => "Unsupported",
             Error::Duplicate { .. } => "Duplicate",
             Error::NameNotFound { .. } => "NameNotFound",
+            Error::ValueKind { .. } => "ValueKind",
             Error::MetalayerNotFound { .. } => "MetalayerNotFound",
             Error::InvalidIndex { .. } => "InvalidIndex",
             Error::InvalidRange { .. } => "InvalidRange",
@@ -324,7 +333,7 @@ fn every_variant_is_listed() {
     }
     assert_eq!(
         seen.len(),
-        45,
+        46,
         "a variant is missing from golden(): {seen:?}"
     );
 }
@@ -382,6 +391,15 @@ fn messages_name_what_failed() {
     );
     let e = Error::index("chunk", 5, 3);
     assert_eq!(e.to_string(), "index out of range: chunk 5 of 3");
+    let e = Error::ValueKind {
+        what: "vlmetalayer \"units\"".into(),
+        expected: "an int64",
+        found: "a string",
+    };
+    assert_eq!(
+        e.to_string(),
+        "invalid parameter: vlmetalayer \"units\" holds a string, not an int64"
+    );
     let e = Error::ChunkSize {
         op: ChunkOp::Append,
         nchunk: 2,

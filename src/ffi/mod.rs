@@ -4,8 +4,9 @@
 //! One file per concept: [`error`] (codes, the per-thread last error), [`params`]
 //! (`strata_cparams`, `strata_dparams`, `strata_storage`), [`runtime`] (threads, pinning,
 //! cache sizes), [`chunk`] (one chunk), [`schunk`] (super-chunks and frames), [`ndarray`]
-//! (b2nd arrays), [`ops`] (changes along an axis of a b2nd array), [`hdf5`] (HDF5 datasets as array handles), [`plugin`] (codec and filter
-//! plugins).
+//! (b2nd arrays), [`ops`] (changes along an axis of a b2nd array), [`attrs`] (an N-d array's
+//! metalayers, vlmetalayers and cparams; codec and filter names), [`hdf5`] (HDF5 datasets as
+//! array handles), [`plugin`] (codec and filter plugins).
 //!
 //! Conventions (the header's preamble says the same to C users):
 //! * every function catches Rust panics at the boundary and returns `STRATA_ERROR_PANIC`
@@ -46,6 +47,8 @@ pub mod params;
 pub mod plugin;
 pub mod runtime;
 pub mod schunk;
+// Last, so that its declarations come after the others' in the header.
+pub mod attrs;
 
 pub use error::{STRATA_ERROR_NULL_POINTER, STRATA_ERROR_PANIC};
 

@@ -246,7 +246,7 @@ pub unsafe extern "C" fn strata_ndarray_params_default(out: *mut strata_ndarray_
 }
 
 /// The four ways to fill a new array.
-enum Fill<'a> {
+pub(super) enum Fill<'a> {
     Uninit,
     Zeros,
     Full(&'a [u8]),
@@ -265,6 +265,24 @@ unsafe fn create(
     fill: impl FnOnce() -> FfiResult<Fill<'static>>,
     out: *mut *mut strata_ndarray,
 ) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { create_with(urlpath, storage, params, dtype, fill, Ok, out) }
+}
+
+/// As [`create`], the parameters changed by `more` first (inside the call, so its errors
+/// are reported).
+///
+/// # Safety
+/// As the public creators.
+pub(super) unsafe fn create_with(
+    urlpath: *const c_char,
+    storage: *const strata_storage,
+    params: *const strata_ndarray_params,
+    dtype: *const c_char,
+    fill: impl FnOnce() -> FfiResult<Fill<'static>>,
+    more: impl FnOnce(ArrayParams) -> FfiResult<ArrayParams>,
+    out: *mut *mut strata_ndarray,
+) -> i32 {
     call_status(|| {
         // SAFETY: the caller guarantees the pointers.
         let (out, params, storage) = unsafe {
@@ -275,7 +293,7 @@ unsafe fn create(
             )
         };
         // SAFETY: forwarded from the caller.
-        let p = unsafe { params.array_params(dtype, &storage) }?;
+        let p = more(unsafe { params.array_params(dtype, &storage) }?)?;
         // SAFETY: forwarded from the caller.
         let loc: Location = unsafe { location(urlpath, storage.sparse) }?;
         let arr = match fill()? {

@@ -9,7 +9,12 @@
  * Usage: capi_reader nd ARRAY OUT.raw
  *   Prints "ndim N", "shape ...", "chunkshape ...", "blockshape ...", "dtype D"; writes the
  *   whole array (C order) to OUT.raw and the selection [1:-1:2] in every dimension to
- *   OUT.raw.step. */
+ *   OUT.raw.step.
+ * Usage: capi_reader attrs ARRAY
+ *   Prints the array's compression parameters ("codec NAME", "clevel L", "filters ID..."),
+ *   one line per metalayer "meta NAME HEX", and one per vlmetalayer as the typed helpers read
+ *   it: "int NAME V", "float NAME V" (%.17g), "str NAME S", "ints NAME V...",
+ *   "floats NAME V...", or "raw NAME HEX" when none of them applies. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,7 +77,58 @@ static int read_nd(const char *path, const char *out) {
   return 0;
 }
 
+/* The attributes of the array at `path`, read with the typed helpers (see the usage). */
+static int read_attrs(const char *path) {
+  strata_ndarray *a = NULL;
+  int rc = strata_ndarray_open(path, STRATA_OPEN_READ, STRATA_SYNC_NONE, &a);
+  if (rc != 0) return fail("open", rc);
+  strata_cparams cp;
+  char name[64];
+  rc = strata_ndarray_get_cparams(a, &cp);
+  if (rc != 0 || strata_codec_name(cp.codec, name, sizeof name) < 0) return fail("cparams", rc);
+  printf("codec %s\nclevel %d\nfilters", name, cp.clevel);
+  for (int i = 0; i < 6; i++) printf(" %d", cp.filters[i]);
+  printf("\n");
+  uint8_t buf[4096];
+  int64_t n = strata_ndarray_meta_count(a);
+  for (int64_t i = 0; i < n; i++) {
+    if (strata_ndarray_meta_name(a, i, name, sizeof name) < 0) return fail("meta_name", i);
+    int64_t len = strata_ndarray_meta_get(a, name, buf, sizeof buf);
+    if (len < 0) return fail("meta_get", len);
+    hex_line("meta", name, buf, len);
+  }
+  n = strata_ndarray_vlmeta_count(a);
+  for (int64_t i = 0; i < n; i++) {
+    if (strata_ndarray_vlmeta_name(a, i, name, sizeof name) < 0) return fail("vlmeta_name", i);
+    int64_t iv, len;
+    double fv, fa[64];
+    int64_t ia[64];
+    char s[256];
+    if (strata_ndarray_vlmeta_get_int64(a, name, &iv) == 0) {
+      printf("int %s %lld\n", name, (long long)iv);
+    } else if (strata_ndarray_vlmeta_get_float64(a, name, &fv) == 0) {
+      printf("float %s %.17g\n", name, fv);
+    } else if (strata_ndarray_vlmeta_get_string(a, name, s, sizeof s) >= 0) {
+      printf("str %s %s\n", name, s);
+    } else if ((len = strata_ndarray_vlmeta_get_int64_array(a, name, ia, 64)) >= 0) {
+      printf("ints %s", name);
+      for (int64_t k = 0; k < len; k++) printf(" %lld", (long long)ia[k]);
+      printf("\n");
+    } else if ((len = strata_ndarray_vlmeta_get_float64_array(a, name, fa, 64)) >= 0) {
+      printf("floats %s", name);
+      for (int64_t k = 0; k < len; k++) printf(" %.17g", fa[k]);
+      printf("\n");
+    } else {
+      len = strata_ndarray_vlmeta_get(a, name, buf, sizeof buf);
+      if (len < 0) return fail("vlmeta_get", len);
+      hex_line("raw", name, buf, len);
+    }
+  }
+  return strata_ndarray_close(a) == 0 ? 0 : fail("close", -1);
+}
+
 int main(int argc, char **argv) {
+  if (argc == 3 && strcmp(argv[1], "attrs") == 0) return read_attrs(argv[2]);
   if (argc == 4 && strcmp(argv[1], "nd") == 0) return read_nd(argv[2], argv[3]);
   if (argc != 3) return 2;
   strata_schunk *s = NULL;

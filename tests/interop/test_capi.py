@@ -9,6 +9,9 @@ the C API what python-blosc2 wrote:
 * tests/interop/capi_reader.c reads python-blosc2's contiguous and sparse frames;
 * c-examples/climate.c writes the Levitus temperature grid as a .b2nd array and reads slices
   of it; capi_reader.c reads arrays python-blosc2 wrote (whole and strided);
+* c-examples/attrs.c writes an array with a metalayer and typed vlmetalayers that
+  python-blosc2 reads as `arr.schunk.meta` and `arr.vlmeta`; capi_reader.c reads back
+  through the typed helpers the attributes python-blosc2 wrote;
 * bindings/fortran/examples/slice_array.f90 writes a real(8) Fortran array t(i, j, k) that
   python-blosc2 reads as arr[k, j, i].
 """
@@ -215,3 +218,78 @@ def test_fortran_array_opens_in_python_blosc2_transposed(tmp_path: Path, libstra
     arr = blosc2.open(str(tmp_path / "field.b2nd"))
     assert (arr.shape, arr.dtype, arr.chunks) == ((nk, nj, ni), np.float64, (5, nj, ni))
     np.testing.assert_array_equal(arr[:], t.T)  # python sees arr[k, j, i]
+
+
+# --------------------------------------------------------------------------- attributes
+
+
+def test_attributes_written_by_c_read_in_python_blosc2(tmp_path: Path, libstrata: Path) -> None:
+    exe = build(REPO / "c-examples" / "attrs.c", tmp_path, libstrata)
+    assert run(exe, tmp_path).endswith("ok\n")
+
+    arr = blosc2.open(str(tmp_path / "attrs.b2nd"))
+    assert (arr.shape, arr.dtype, arr.chunks, arr.blocks) == ((4, 180, 360), np.float32, (1, 180, 360), (1, 45, 90))
+    assert arr.vlmeta.getall() == {
+        "step": 4,
+        "dt": 1800.5,
+        "units": "degC",
+        "levels": [0, 10, 250],
+        "bounds": [-90.0, 90.0, -180.0, 180.0],
+        "done": True,
+    }
+    assert list(arr.schunk.meta.keys()) == ["b2nd", "version"]
+    assert arr.schunk.meta["version"] == 8
+    cp = arr.schunk.cparams
+    assert (cp.codec, cp.clevel) == (blosc2.Codec.ZSTD, 7)
+    assert list(cp.filters)[-2:] == [blosc2.Filter.DELTA, blosc2.Filter.SHUFFLE]
+    np.testing.assert_array_equal(arr[:], np.zeros((4, 180, 360), np.float32))
+
+
+def test_attributes_written_by_python_blosc2_read_from_c(tmp_path: Path, libstrata: Path) -> None:
+    path = tmp_path / "py_attrs.b2nd"
+    arr = blosc2.zeros(
+        (10, 20),
+        dtype=np.float64,
+        urlpath=str(path),
+        mode="w",
+        meta={"version": 3, "grid": "latlon"},
+        cparams={"codec": blosc2.Codec.LZ4HC, "clevel": 4, "filters": [blosc2.Filter.BITSHUFFLE]},
+    )
+    values = {
+        "step": 12,
+        "big": 2**40,
+        "neg": -5,
+        "dt": 0.1,
+        "name": "océan",
+        "levels": [1, 2, 300000],
+        "bounds": [0.5, -1.25],
+        "shape": (1, 2, 3),
+        "flag": True,
+        "huge": 2**63,
+        "mixed": [1, "a"],
+    }
+    for k, v in values.items():
+        arr.vlmeta[k] = v
+    del arr
+
+    exe = build(REPO / "tests" / "interop" / "capi_reader.c", tmp_path, libstrata)
+    out = run(exe, "attrs", path).splitlines()
+    assert out[:3] == ["codec lz4hc", "clevel 4", "filters 2 0 0 0 0 0"]
+    meta_lines = [line for line in out if line.startswith("meta ")]
+    assert [line.split(" ")[1] for line in meta_lines] == ["b2nd", "version", "grid"]
+    got = {line.split(" ")[1]: msgpack.unpackb(bytes.fromhex(line.split(" ")[2])) for line in meta_lines[1:]}
+    assert got == {"version": 3, "grid": "latlon"}
+    attrs = [line for line in out if not line.startswith(("codec ", "clevel ", "filters ", "meta "))]
+    assert attrs == [
+        "int step 12",
+        f"int big {2**40}",
+        "int neg -5",
+        "float dt 0.10000000000000001",
+        "str name océan",
+        "ints levels 1 2 300000",
+        "floats bounds 0.5 -1.25",
+        "ints shape 1 2 3",
+        "raw flag c3",
+        "raw huge cf8000000000000000",
+        "raw mixed 9201a161",
+    ]

@@ -145,6 +145,12 @@ struct strata_ndarray_info
     cbytes::Int64
 end
 
+struct strata_metalayer
+    name::Ptr{UInt8}
+    content::Ptr{UInt8}
+    contentlen::Csize_t
+end
+
 struct strata_cache_stats
     hits::UInt64
     misses::UInt64
@@ -480,6 +486,100 @@ strata_ndarray_stack(arrays, narrays, axis, urlpath, storage, out) =
 strata_ndarray_set_cache(array, cache) =
     ccall((:strata_ndarray_set_cache, libstrata), Int32,
           (Ptr{strata_ndarray}, Ptr{strata_cache}), array, cache)
+
+# ------------------------------------------------------------------ N-d attributes and parameters
+strata_ndarray_get_cparams(array, out) =
+    ccall((:strata_ndarray_get_cparams, libstrata), Int32,
+          (Ptr{strata_ndarray}, Ptr{strata_cparams}), array, out)
+
+strata_ndarray_zeros_with_meta(urlpath, storage, params, dtype, metalayers, nmetalayers, out) =
+    ccall((:strata_ndarray_zeros_with_meta, libstrata), Int32,
+          (Ptr{UInt8}, Ptr{strata_storage}, Ptr{strata_ndarray_params}, Ptr{UInt8}, Ptr{strata_metalayer},
+           Csize_t, Ptr{Ptr{strata_ndarray}}),
+          urlpath, storage, params, dtype, metalayers, nmetalayers, out)
+
+strata_ndarray_meta_get(array, name, dst, dstlen) =
+    ccall((:strata_ndarray_meta_get, libstrata), Int64,
+          (Ptr{strata_ndarray}, Cstring, Ptr{UInt8}, Csize_t), array, name, dst, dstlen)
+
+strata_ndarray_meta_set(array, name, content, contentlen) =
+    ccall((:strata_ndarray_meta_set, libstrata), Int32,
+          (Ptr{strata_ndarray}, Cstring, Ptr{UInt8}, Csize_t), array, name, content, contentlen)
+
+strata_ndarray_meta_count(array) =
+    ccall((:strata_ndarray_meta_count, libstrata), Int64, (Ptr{strata_ndarray},), array)
+
+strata_ndarray_meta_name(array, i, buf, len) =
+    ccall((:strata_ndarray_meta_name, libstrata), Int64,
+          (Ptr{strata_ndarray}, Int64, Ptr{UInt8}, Csize_t), array, i, buf, len)
+
+strata_ndarray_vlmeta_set(array, name, content, contentlen) =
+    ccall((:strata_ndarray_vlmeta_set, libstrata), Int32,
+          (Ptr{strata_ndarray}, Cstring, Ptr{UInt8}, Csize_t), array, name, content, contentlen)
+
+strata_ndarray_vlmeta_get(array, name, dst, dstlen) =
+    ccall((:strata_ndarray_vlmeta_get, libstrata), Int64,
+          (Ptr{strata_ndarray}, Cstring, Ptr{UInt8}, Csize_t), array, name, dst, dstlen)
+
+strata_ndarray_vlmeta_delete(array, name) =
+    ccall((:strata_ndarray_vlmeta_delete, libstrata), Int32, (Ptr{strata_ndarray}, Cstring), array, name)
+
+strata_ndarray_vlmeta_count(array) =
+    ccall((:strata_ndarray_vlmeta_count, libstrata), Int64, (Ptr{strata_ndarray},), array)
+
+strata_ndarray_vlmeta_name(array, i, buf, len) =
+    ccall((:strata_ndarray_vlmeta_name, libstrata), Int64,
+          (Ptr{strata_ndarray}, Int64, Ptr{UInt8}, Csize_t), array, i, buf, len)
+
+strata_ndarray_vlmeta_set_int64(array, name, value) =
+    ccall((:strata_ndarray_vlmeta_set_int64, libstrata), Int32,
+          (Ptr{strata_ndarray}, Cstring, Int64), array, name, value)
+
+strata_ndarray_vlmeta_get_int64(array, name, out) =
+    ccall((:strata_ndarray_vlmeta_get_int64, libstrata), Int32,
+          (Ptr{strata_ndarray}, Cstring, Ptr{Int64}), array, name, out)
+
+strata_ndarray_vlmeta_set_float64(array, name, value) =
+    ccall((:strata_ndarray_vlmeta_set_float64, libstrata), Int32,
+          (Ptr{strata_ndarray}, Cstring, Float64), array, name, value)
+
+strata_ndarray_vlmeta_get_float64(array, name, out) =
+    ccall((:strata_ndarray_vlmeta_get_float64, libstrata), Int32,
+          (Ptr{strata_ndarray}, Cstring, Ptr{Float64}), array, name, out)
+
+strata_ndarray_vlmeta_set_string(array, name, value) =
+    ccall((:strata_ndarray_vlmeta_set_string, libstrata), Int32,
+          (Ptr{strata_ndarray}, Cstring, Cstring), array, name, value)
+
+strata_ndarray_vlmeta_get_string(array, name, buf, len) =
+    ccall((:strata_ndarray_vlmeta_get_string, libstrata), Int64,
+          (Ptr{strata_ndarray}, Cstring, Ptr{UInt8}, Csize_t), array, name, buf, len)
+
+strata_ndarray_vlmeta_set_int64_array(array, name, values, n) =
+    ccall((:strata_ndarray_vlmeta_set_int64_array, libstrata), Int32,
+          (Ptr{strata_ndarray}, Cstring, Ptr{Int64}, Csize_t), array, name, values, n)
+
+strata_ndarray_vlmeta_set_float64_array(array, name, values, n) =
+    ccall((:strata_ndarray_vlmeta_set_float64_array, libstrata), Int32,
+          (Ptr{strata_ndarray}, Cstring, Ptr{Float64}, Csize_t), array, name, values, n)
+
+strata_ndarray_vlmeta_get_int64_array(array, name, dst, n) =
+    ccall((:strata_ndarray_vlmeta_get_int64_array, libstrata), Int64,
+          (Ptr{strata_ndarray}, Cstring, Ptr{Int64}, Csize_t), array, name, dst, n)
+
+strata_ndarray_vlmeta_get_float64_array(array, name, dst, n) =
+    ccall((:strata_ndarray_vlmeta_get_float64_array, libstrata), Int64,
+          (Ptr{strata_ndarray}, Cstring, Ptr{Float64}, Csize_t), array, name, dst, n)
+
+strata_codec_id(name) = ccall((:strata_codec_id, libstrata), Int32, (Cstring,), name)
+
+strata_codec_name(id, buf, len) =
+    ccall((:strata_codec_name, libstrata), Int64, (UInt8, Ptr{UInt8}, Csize_t), id, buf, len)
+
+strata_filter_id(name) = ccall((:strata_filter_id, libstrata), Int32, (Cstring,), name)
+
+strata_filter_name(id, buf, len) =
+    ccall((:strata_filter_name, libstrata), Int64, (UInt8, Ptr{UInt8}, Csize_t), id, buf, len)
 
 # ------------------------------------------------------------------ block cache
 strata_cache_new(capacity) =

@@ -20,7 +20,8 @@ pub const PLUGIN_PATH_ENV: &str = "STRATA_PLUGIN_PATH";
 const MAX_DESCRIPTORS: usize = 512;
 
 /// The plugin search path from the environment: `STRATA_PLUGIN_PATH`, then
-/// `$HOME/.local/lib/strata/plugins`, then `<prefix>/lib/strata/plugins` (see the module docs).
+/// `$HOME/.local/lib/strata/plugins`, then `<prefix>/lib/strata/plugins`, then
+/// `<libdir>/strata/plugins` beside a shared libstrata (see the module docs).
 #[must_use]
 pub fn default_plugin_dirs() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::env::var_os(PLUGIN_PATH_ENV)
@@ -39,7 +40,50 @@ pub fn default_plugin_dirs() -> Vec<PathBuf> {
     {
         dirs.push(prefix.join("lib/strata/plugins"));
     }
+    if let Some(libdir) = shared_library_dir() {
+        let beside = libdir.join("strata/plugins");
+        if !dirs.contains(&beside) {
+            dirs.push(beside);
+        }
+    }
     dirs
+}
+
+/// The directory of the shared library (`libstrata.so`) this code runs from, as the dynamic
+/// linker loaded it; `None` when it is linked into the program itself (`libstrata.a`, a Rust
+/// program) or the linker cannot say.
+#[cfg(unix)]
+fn shared_library_dir() -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut info = std::mem::MaybeUninit::<libc::Dl_info>::zeroed();
+    let here = shared_library_dir as fn() -> Option<PathBuf>;
+    // SAFETY: `dladdr` only looks the address up and writes `info`; the address is a function
+    // of this library.
+    let found = unsafe { libc::dladdr(here as *const libc::c_void, info.as_mut_ptr()) };
+    if found == 0 {
+        return None;
+    }
+    // SAFETY: `dladdr` succeeded, so it filled `info` (zeroed before, so every field is valid).
+    let info = unsafe { info.assume_init() };
+    if info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: a non-NULL `dli_fname` is the NUL-terminated path of the loaded object, which
+    // stays loaded (it holds this function).
+    let name = unsafe { CStr::from_ptr(info.dli_fname) };
+    let object = Path::new(std::ffi::OsStr::from_bytes(name.to_bytes()))
+        .canonicalize()
+        .ok()?;
+    let exe = std::env::current_exe().and_then(|e| e.canonicalize()).ok();
+    if exe.as_deref() == Some(object.as_path()) {
+        return None;
+    }
+    object.parent().map(Path::to_path_buf)
+}
+
+#[cfg(not(unix))]
+fn shared_library_dir() -> Option<PathBuf> {
+    None
 }
 
 /// What a search looks for.

@@ -12,7 +12,11 @@
 //! 1. every directory of `STRATA_PLUGIN_PATH` (separated by `:`, `;` on Windows);
 //! 2. `$HOME/.local/lib/strata/plugins`;
 //! 3. `<prefix>/lib/strata/plugins`, where `<prefix>` is the parent of the directory holding
-//!    the running executable (`/usr/bin/strata` → `/usr/lib/strata/plugins`).
+//!    the running executable (`/usr/bin/strata` → `/usr/lib/strata/plugins`);
+//! 4. `<libdir>/strata/plugins`, where `<libdir>` holds the shared library `libstrata.so` the
+//!    program runs (the dynamic linker says where it loaded it from), so every program linking
+//!    an installed library finds the plugin directory `make install` made beside it, wherever
+//!    the program itself is.
 //!
 //! Every file with the platform's library extension (`.so`, `.dylib`, `.dll`) there, in name
 //! order, is opened until one provides the ID; the first one wins. A library is opened once per
