@@ -92,6 +92,7 @@ fn round_trip_every_codec_and_split_mode() {
             ok(&strata(&[
                 "chunk",
                 "compress",
+                "--force",
                 "--codec",
                 codec,
                 "--clevel",
@@ -103,7 +104,7 @@ fn round_trip_every_codec_and_split_mode() {
                 &input,
                 &chunk,
             ]));
-            ok(&strata(&["chunk", "decompress", &chunk, &back]));
+            ok(&strata(&["chunk", "decompress", "--force", &chunk, &back]));
             assert_eq!(read(&back), data, "{codec} {split}");
             // LZ4HC writes the LZ4 format: the header's format code says lz4, byte 22 says lz4hc.
             let named = info_json(&chunk)["codec"].as_str().unwrap().to_owned();
@@ -120,7 +121,7 @@ fn compress_defaults_are_cblosc2_defaults() {
     let d = Dir::new();
     let input = d.file("in.raw", &sample());
     let chunk = d.path("c.b2");
-    ok(&strata(&["chunk", "compress", &input, &chunk]));
+    ok(&strata(&["chunk", "compress", "--force", &input, &chunk]));
     let info = info_json(&chunk);
     assert_eq!(info["codec"], "blosclz");
     assert_eq!(info["typesize"], 8);
@@ -140,6 +141,7 @@ fn filters_fill_slots_from_zero() {
     ok(&strata(&[
         "chunk",
         "compress",
+        "--force",
         "--typesize",
         "4",
         "--filter",
@@ -168,12 +170,13 @@ fn filters_fill_slots_from_zero() {
         slots,
         [(0, "delta", 0), (1, "shuffle", 0), (2, "bytedelta", 4)]
     );
-    ok(&strata(&["chunk", "decompress", &chunk, &back]));
+    ok(&strata(&["chunk", "decompress", "--force", &chunk, &back]));
     assert_eq!(read(&back), data);
 
     ok(&strata(&[
         "chunk",
         "compress",
+        "--force",
         "--filter",
         "noshuffle",
         &input,
@@ -183,6 +186,7 @@ fn filters_fill_slots_from_zero() {
     ok(&strata(&[
         "chunk",
         "compress",
+        "--force",
         "--typesize",
         "4",
         "--filter",
@@ -200,7 +204,7 @@ fn clevel_zero_and_dict_and_blocksize() {
     let input = d.file("in.raw", &data);
     let (chunk, back) = (d.path("c.b2"), d.path("back.raw"));
     ok(&strata(&[
-        "chunk", "compress", "--clevel", "0", &input, &chunk,
+        "chunk", "compress", "--force", "--clevel", "0", &input, &chunk,
     ]));
     assert_eq!(read(&chunk).len(), data.len() + 32);
     assert!(info_json(&chunk)["flag_names"]
@@ -211,6 +215,7 @@ fn clevel_zero_and_dict_and_blocksize() {
     ok(&strata(&[
         "chunk",
         "compress",
+        "--force",
         "--codec",
         "zstd",
         "--dict",
@@ -226,7 +231,7 @@ fn clevel_zero_and_dict_and_blocksize() {
     let info = info_json(&chunk);
     assert_eq!(info["blocksize"], 8192);
     assert_eq!(info["nblocks"], 20);
-    ok(&strata(&["chunk", "decompress", &chunk, &back]));
+    ok(&strata(&["chunk", "decompress", "--force", &chunk, &back]));
     assert_eq!(read(&back), data);
 }
 
@@ -239,6 +244,7 @@ fn threads_change_nothing_but_speed() {
     let args = [
         "chunk",
         "compress",
+        "--force",
         "--codec",
         "zstd",
         "--typesize",
@@ -256,6 +262,7 @@ fn threads_change_nothing_but_speed() {
     ok(&strata(&[
         "chunk",
         "decompress",
+        "--force",
         "--nthreads",
         "2",
         &many,
@@ -265,6 +272,7 @@ fn threads_change_nothing_but_speed() {
     ok(&strata(&[
         "chunk",
         "getitem",
+        "--force",
         "--nthreads",
         "0",
         &many,
@@ -285,6 +293,7 @@ fn info_text_names_every_field() {
     ok(&strata(&[
         "chunk",
         "compress",
+        "--force",
         "--codec",
         "zstd",
         "--typesize",
@@ -320,6 +329,7 @@ fn getitem_matches_slices() {
     ok(&strata(&[
         "chunk",
         "compress",
+        "--force",
         "--typesize",
         "4",
         "--blocksize",
@@ -335,6 +345,7 @@ fn getitem_matches_slices() {
         ok(&strata(&[
             "chunk",
             "getitem",
+            "--force",
             &chunk,
             "--start",
             &start.to_string(),
@@ -349,12 +360,13 @@ fn getitem_matches_slices() {
         );
     }
     let out = strata(&[
-        "chunk", "getitem", &chunk, "--start", "39999", "--nitems", "2", &items,
+        "chunk", "getitem", "--force", &chunk, "--start", "39999", "--nitems", "2", &items,
     ]);
     fails_with(&out, 1, "index out of range");
     let out = strata(&[
         "chunk",
         "getitem",
+        "--force",
         &chunk,
         "--start",
         "0",
@@ -372,15 +384,16 @@ fn npy_input_gives_the_typesize() {
     let input = d.file("a.npy", &npy("'<f4'", "(200, 200)", false, &data));
     let (chunk, back) = (d.path("c.b2"), d.path("back.raw"));
     ok(&strata(&[
-        "chunk", "compress", "--codec", "lz4", &input, &chunk,
+        "chunk", "compress", "--force", "--codec", "lz4", &input, &chunk,
     ]));
     assert_eq!(info_json(&chunk)["typesize"], 4);
-    ok(&strata(&["chunk", "decompress", &chunk, &back]));
+    ok(&strata(&["chunk", "decompress", "--force", &chunk, &back]));
     assert_eq!(read(&back), data);
     // An explicit typesize wins.
     ok(&strata(&[
         "chunk",
         "compress",
+        "--force",
         "--typesize",
         "2",
         &input,
@@ -392,7 +405,7 @@ fn npy_input_gives_the_typesize() {
         "rec.npy",
         &npy("[('a', '<i8'), ('b', '<f4')]", "(4,)", false, &[7; 48]),
     );
-    ok(&strata(&["chunk", "compress", &rec, &chunk]));
+    ok(&strata(&["chunk", "compress", "--force", &rec, &chunk]));
     assert_eq!(info_json(&chunk)["typesize"], 12);
 }
 
@@ -403,19 +416,19 @@ fn bad_npy_files_are_runtime_errors() {
     let chunk = d.path("c.b2");
     let fortran = d.file("f.npy", &npy("'<f4'", "(200, 200)", true, &data));
     fails_with(
-        &strata(&["chunk", "compress", &fortran, &chunk]),
+        &strata(&["chunk", "compress", "--force", &fortran, &chunk]),
         1,
         "Fortran order",
     );
     let short = d.file("short.npy", &npy("'<f4'", "(200, 201)", false, &data));
     fails_with(
-        &strata(&["chunk", "compress", &short, &chunk]),
+        &strata(&["chunk", "compress", "--force", &short, &chunk]),
         1,
         "short.npy: the .npy header announces",
     );
     let garbage = d.file("g.npy", b"\x93NUMPY\x01\x00\xff\xffnot a dict");
     fails_with(
-        &strata(&["chunk", "compress", &garbage, &chunk]),
+        &strata(&["chunk", "compress", "--force", &garbage, &chunk]),
         1,
         "g.npy: bad .npy header",
     );
@@ -430,7 +443,7 @@ fn input_over_the_chunk_limit_names_it() {
         .unwrap()
         .set_len(2_147_483_616)
         .unwrap();
-    let out = strata(&["chunk", "compress", &big, &d.path("c.b2")]);
+    let out = strata(&["chunk", "compress", "--force", &big, &d.path("c.b2")]);
     fails_with(
         &out,
         1,
@@ -446,13 +459,20 @@ fn usage_errors_exit_2() {
     let cases: [&[&str]; 11] = [
         &[],
         &["chunk"],
-        &["chunk", "compress", &input],
-        &["chunk", "compress", "--codec", "snappy", &input, &out],
-        &["chunk", "compress", "--clevel", "10", &input, &out],
-        &["chunk", "compress", "--filter", "shufle", &input, &out],
+        &["chunk", "compress", "--force", &input],
+        &[
+            "chunk", "compress", "--force", "--codec", "snappy", &input, &out,
+        ],
+        &[
+            "chunk", "compress", "--force", "--clevel", "10", &input, &out,
+        ],
+        &[
+            "chunk", "compress", "--force", "--filter", "shufle", &input, &out,
+        ],
         &[
             "chunk",
             "compress",
+            "--force",
             "--filter",
             "trunc_prec:300",
             &input,
@@ -461,14 +481,23 @@ fn usage_errors_exit_2() {
         &[
             "chunk",
             "compress",
+            "--force",
             "--splitmode",
             "sometimes",
             &input,
             &out,
         ],
-        &["chunk", "compress", "--typesize", "0", &input, &out],
         &[
-            "chunk", "getitem", &out, "--start", "-1", "--nitems", "1", &out,
+            "chunk",
+            "compress",
+            "--force",
+            "--typesize",
+            "0",
+            &input,
+            &out,
+        ],
+        &[
+            "chunk", "getitem", "--force", &out, "--start", "-1", "--nitems", "1", &out,
         ],
         &["bench", &input, "--runs", "0"],
     ];
@@ -495,7 +524,7 @@ fn missing_and_unwritable_files_are_named() {
         fails_with(&out, 1, "missing.b2");
     }
     fails_with(
-        &strata(&["chunk", "compress", &missing, &d.path("o")]),
+        &strata(&["chunk", "compress", "--force", &missing, &d.path("o")]),
         1,
         "cannot open",
     );
@@ -503,7 +532,7 @@ fn missing_and_unwritable_files_are_named() {
     let input = d.file("in.raw", &sample());
     let nowhere = d.path("no/such/dir/c.b2");
     fails_with(
-        &strata(&["chunk", "compress", &input, &nowhere]),
+        &strata(&["chunk", "compress", "--force", &input, &nowhere]),
         1,
         "cannot write",
     );
@@ -519,6 +548,7 @@ fn corrupt_chunks_fail_cleanly() {
     ok(&strata(&[
         "chunk",
         "compress",
+        "--force",
         "--codec",
         "zstd",
         "--typesize",
@@ -542,6 +572,7 @@ fn corrupt_chunks_fail_cleanly() {
         &strata(&[
             "chunk",
             "decompress",
+            "--force",
             &d.file("n.b2", b"not a chunk at all, not at all!!"),
             &d.path("o"),
         ]),
@@ -1280,4 +1311,54 @@ fn crafted_array_shapes_are_errors_naming_the_file() {
     let info = frame_json(&large);
     assert_eq!(info["nbytes"], (1u64 << 40) * 14);
     assert_eq!(info["b2nd"]["shape"], serde_json::json!([1u64 << 40, 7]));
+}
+
+#[test]
+fn chunk_commands_keep_an_existing_output_unless_forced() {
+    let d = Dir::new();
+    let data = sample();
+    let input = d.file("in.raw", &data);
+    let chunk = d.path("c.b2");
+    ok(&strata(&[
+        "chunk",
+        "compress",
+        "--typesize",
+        "4",
+        &input,
+        &chunk,
+    ]));
+    let compressed = read(&chunk);
+    let kept = d.file("kept.raw", b"do not touch");
+    let runs: [&[&str]; 3] = [
+        &["chunk", "compress", &input, &kept],
+        &["chunk", "decompress", &chunk, &kept],
+        &[
+            "chunk", "getitem", &chunk, "--start", "0", "--nitems", "4", &kept,
+        ],
+    ];
+    for args in runs {
+        fails_with(
+            &strata(args),
+            1,
+            "kept.raw exists; pass --force to replace it",
+        );
+        assert_eq!(read(&kept), b"do not touch", "{args:?}");
+    }
+    // With --force each replaces it.
+    ok(&strata(&["chunk", "decompress", "--force", &chunk, &kept]));
+    assert_eq!(read(&kept), data);
+    ok(&strata(&[
+        "chunk", "getitem", "-f", &chunk, "--start", "1", "--nitems", "2", &kept,
+    ]));
+    assert_eq!(read(&kept), data[4..12]);
+    ok(&strata(&[
+        "chunk",
+        "compress",
+        "--force",
+        "--typesize",
+        "4",
+        &input,
+        &kept,
+    ]));
+    assert_eq!(read(&kept), compressed);
 }

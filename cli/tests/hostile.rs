@@ -186,9 +186,9 @@ fn commands(
             &[
                 &["info", "IN"],
                 &["chunk", "info", "--json", "IN"],
-                &["chunk", "decompress", "IN", "OUT"],
+                &["chunk", "decompress", "--force", "IN", "OUT"],
                 &[
-                    "chunk", "getitem", "--start", "3", "--nitems", "50", "IN", "OUT",
+                    "chunk", "getitem", "--force", "--start", "3", "--nitems", "50", "IN", "OUT",
                 ],
             ],
             &[&[
@@ -595,11 +595,11 @@ const EVERY_COMMAND: &[&[&str]] = &[
     &["compress", "IN", "OUT"],
     &["import", "--shape", "4", "--dtype", "<f4", "IN", "OUT"],
     &["chunk", "info", "IN"],
-    &["chunk", "decompress", "IN", "OUT"],
+    &["chunk", "decompress", "--force", "IN", "OUT"],
     &[
-        "chunk", "getitem", "--start", "0", "--nitems", "1", "IN", "OUT",
+        "chunk", "getitem", "--force", "--start", "0", "--nitems", "1", "IN", "OUT",
     ],
-    &["chunk", "compress", "IN", "OUT"],
+    &["chunk", "compress", "--force", "IN", "OUT"],
 ];
 
 #[test]
@@ -771,14 +771,14 @@ fn special_files_as_outputs() {
         (&["decompress", "IN", "OUT"], &frame),
         (&["export", "IN", "OUT"], &array),
         (&["slice", "--start", "1", "IN", "-o", "OUT"], &array),
-        (&["chunk", "decompress", "IN", "OUT"], &chunk),
+        (&["chunk", "decompress", "--force", "IN", "OUT"], &chunk),
         (
             &[
-                "chunk", "getitem", "--start", "1", "--nitems", "9", "IN", "OUT",
+                "chunk", "getitem", "--force", "--start", "1", "--nitems", "9", "IN", "OUT",
             ],
             &chunk,
         ),
-        (&["chunk", "compress", "IN", "OUT"], &data),
+        (&["chunk", "compress", "--force", "IN", "OUT"], &data),
     ];
     for (cmd, input) in byte_commands {
         let r = run(&with_paths(cmd, input, Path::new("/dev/null")));

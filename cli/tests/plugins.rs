@@ -97,6 +97,7 @@ fn codec_and_filter_options_take_plugin_names_and_ids() {
         let args = [
             "chunk",
             "compress",
+            "--force",
             "--codec",
             codec,
             "--typesize",
@@ -123,6 +124,7 @@ fn codec_and_filter_options_take_plugin_names_and_ids() {
             &[
                 "chunk",
                 "decompress",
+                "--force",
                 chunk.to_str().unwrap(),
                 back.to_str().unwrap(),
             ],
@@ -136,6 +138,7 @@ fn codec_and_filter_options_take_plugin_names_and_ids() {
         &[
             "chunk",
             "compress",
+            "--force",
             "--codec",
             "250",
             raw.to_str().unwrap(),
@@ -151,7 +154,13 @@ fn codec_and_filter_options_take_plugin_names_and_ids() {
     let chunk = work.path().join("244.b2");
     let out = strata(
         empty.path(),
-        &["chunk", "decompress", chunk.to_str().unwrap(), "y.raw"],
+        &[
+            "chunk",
+            "decompress",
+            "--force",
+            chunk.to_str().unwrap(),
+            "y.raw",
+        ],
     );
     assert_eq!(out.status.code(), Some(1));
     assert!(

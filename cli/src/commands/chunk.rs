@@ -34,9 +34,12 @@ pub enum ChunkCommand {
         nd: NdArgs,
         /// The chunk file.
         input: PathBuf,
-        /// Where to write the raw bytes (replaced if it exists; a character device or FIFO
-        /// takes them as a stream).
+        /// Where to write the raw bytes (an existing file is kept unless --force; a character
+        /// device or FIFO takes them as a stream).
         output: PathBuf,
+        /// Replace OUTPUT if it is an existing regular file (nothing else is ever replaced).
+        #[arg(long, short = 'f')]
+        force: bool,
     },
     /// Print what a chunk's header says.
     Info {
@@ -60,9 +63,12 @@ pub enum ChunkCommand {
         /// Number of items.
         #[arg(long)]
         nitems: usize,
-        /// Where to write the items' bytes (replaced if it exists; a character device or FIFO
-        /// takes them as a stream).
+        /// Where to write the items' bytes (an existing file is kept unless --force; a
+        /// character device or FIFO takes them as a stream).
         output: PathBuf,
+        /// Replace OUTPUT if it is an existing regular file (nothing else is ever replaced).
+        #[arg(long, short = 'f')]
+        force: bool,
     },
 }
 
@@ -77,9 +83,12 @@ pub struct CompressArgs {
     threads: Threads,
     /// Raw bytes, or a C-order .npy file.
     input: PathBuf,
-    /// Where to write the chunk (replaced if it exists; a character device or FIFO takes it
-    /// as a stream).
+    /// Where to write the chunk (an existing file is kept unless --force; a character device
+    /// or FIFO takes it as a stream).
     output: PathBuf,
+    /// Replace OUTPUT if it is an existing regular file (nothing else is ever replaced).
+    #[arg(long, short = 'f')]
+    force: bool,
 }
 
 /// Runs one `chunk` subcommand.
@@ -94,6 +103,7 @@ pub fn run(cmd: ChunkCommand) -> Result<()> {
             nd,
             input,
             output,
+            force,
         } => {
             let chunk = input::read_chunk(&input)?;
             let dparams = DParams {
@@ -102,7 +112,7 @@ pub fn run(cmd: ChunkCommand) -> Result<()> {
             };
             let data = decompress_vec_ctx(&ChunkContext::global(), &dparams, &chunk)
                 .with_context(|| format!("cannot decompress {}", input.display()))?;
-            write(&output, &input, &data)
+            write(&output, &input, force, &data)
         }
         ChunkCommand::Info { input, json } => {
             let chunk = input::read_chunk(&input)?;
@@ -118,6 +128,7 @@ pub fn run(cmd: ChunkCommand) -> Result<()> {
             start,
             nitems,
             output,
+            force,
         } => {
             let chunk = input::read_chunk(&input)?;
             let context = || format!("cannot get items from {}", input.display());
@@ -135,15 +146,15 @@ pub fn run(cmd: ChunkCommand) -> Result<()> {
             decoder
                 .getitem_on(ctx.runtime(), threads.nthreads, start, nitems, &mut items)
                 .with_context(context)?;
-            write(&output, &input, &items)
+            write(&output, &input, force, &items)
         }
     }
 }
 
-/// Writes `bytes` to `output`: a regular file there is replaced (the chunk commands have no
-/// `--force`), a device or FIFO takes them as a stream (see [`output::check`]).
-fn write(output: &Path, input: &Path, bytes: &[u8]) -> Result<()> {
-    let out = output::check(output, input, true, Form::Bytes)?;
+/// Writes `bytes` to `output`: a regular file there is replaced only with `force`, a device
+/// or FIFO takes them as a stream (see [`output::check`]).
+fn write(output: &Path, input: &Path, force: bool, bytes: &[u8]) -> Result<()> {
+    let out = output::check(output, input, force, Form::Bytes)?;
     let staged = Staged::new(&out)?;
     staged
         .file()?
@@ -161,7 +172,7 @@ fn compress(args: &CompressArgs) -> Result<()> {
     cparams.nd = args.nd.meta()?;
     let chunk = compress_vec(&cparams, &input.data)
         .with_context(|| format!("cannot compress {}", args.input.display()))?;
-    write(&args.output, &args.input, &chunk)
+    write(&args.output, &args.input, args.force, &chunk)
 }
 
 /// One used filter slot of a chunk or frame.
