@@ -489,3 +489,40 @@ fn dtypes_numpy_refuses_are_not_written_but_are_read() {
     assert_eq!((arr.dtype(), arr.typesize()), (Some("!f8"), 8));
     assert_eq!(arr.get_slice_vec(&[Slice::FULL]).unwrap().0, data);
 }
+
+/// A write to an array opened read-only is refused before anything is read or checked: the
+/// chunks a partial write would decompress are never fetched, and even a selection with the
+/// wrong amount of data gets the read-only refusal.
+#[test]
+fn set_slice_on_a_read_only_array_is_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ro.b2nd");
+    let data = field(100 * 80);
+    let params = ArrayParams::from_dtype(&[100, 80], "<f8")
+        .unwrap()
+        .with_chunkshape(&[50, 40])
+        .with_blockshape(&[10, 20]);
+    NdArray::from_buffer(&params, &Location::File(path.clone()), &data)
+        .unwrap()
+        .close()
+        .unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let (mut arr, bytes) = open_counting(&path);
+    let opened = bytes.load(Ordering::Relaxed);
+    let part = [Slice::range(5, 15), Slice::range(30, 50)];
+    for len in [200 * 8, 3] {
+        let e = arr.set_slice(&part, &vec![7u8; len]).unwrap_err();
+        assert!(
+            e.to_string().contains("not allowed in Read mode"),
+            "{len}: {e}"
+        );
+        assert_eq!(
+            e.io_kind(),
+            Some(std::io::ErrorKind::PermissionDenied),
+            "{e:?}"
+        );
+    }
+    assert_eq!(bytes.load(Ordering::Relaxed), opened, "chunks were read");
+    drop(arr);
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}

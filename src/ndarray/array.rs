@@ -808,10 +808,11 @@ impl<S: ChunkStore> NdArray<S> {
     /// crash leaves each batch written whole or not at all.
     ///
     /// # Errors
-    /// [`Error::OutOfRange`] for a bad selection or `data` shorter than it; errors of the
-    /// store (e.g. [`Error::Io`] for an array opened read-only), compression and
-    /// decompression.
+    /// [`Error::Io`] (permission denied) for an array opened read-only, before anything else
+    /// is looked at; [`Error::OutOfRange`] for a bad selection or `data` shorter than it;
+    /// errors of the store, compression and decompression.
     pub fn set_slice(&mut self, slices: &[Slice], data: &[u8]) -> Result<SliceStats> {
+        self.store.check_writable()?;
         let sel = Selection::new(self.geom.shape(), slices)?;
         self.new_version();
         set_slice(

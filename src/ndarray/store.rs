@@ -80,6 +80,15 @@ pub trait ChunkSource: Sync {
 
 /// A [`ChunkSource`] that can also replace, insert and delete chunks, as a super-chunk does.
 pub trait ChunkStore: ChunkSource {
+    /// Whether the store takes writes at all, asked before any work is done for one (a
+    /// store opened read-only refuses here, not after the chunks are compressed).
+    ///
+    /// # Errors
+    /// The store's refusal; the default takes writes.
+    fn check_writable(&self) -> Result<()> {
+        Ok(())
+    }
+
     /// Replaces chunk `nchunk` with `chunk`.
     ///
     /// # Errors
@@ -138,6 +147,10 @@ impl ChunkSource for SChunk {
 }
 
 impl ChunkStore for SChunk {
+    fn check_writable(&self) -> Result<()> {
+        SChunk::check_writable(self)
+    }
+
     fn update_chunk(&mut self, nchunk: usize, chunk: Vec<u8>) -> Result<()> {
         SChunk::update_chunk(self, nchunk, &chunk)
     }
