@@ -213,7 +213,24 @@ fn a_bad_name_or_a_duplicate_is_rejected() {
         200,
         "[A-Za-z0-9_]",
     );
-    assert_rejected("strata_twice", &["TWICE"], 200, "twice");
+    assert_rejected("strata_twice", &["TWICE"], 200, "lists codec ID 200 twice");
+    // A name listed twice under two IDs is said as such, not as an ID listed twice.
+    assert_rejected(
+        "strata_same_name",
+        &["SAME_NAME"],
+        200,
+        "lists two codecs named test_rle (IDs 200 and 201)",
+    );
+}
+
+#[test]
+fn a_null_descriptor_list_is_rejected_as_null() {
+    assert_rejected(
+        "strata_null_list",
+        &["NULL_LIST"],
+        200,
+        "returned NULL instead of its descriptor list (count 1)",
+    );
 }
 
 #[test]
@@ -371,8 +388,22 @@ fn explicit_loading_registers_everything_and_is_idempotent() {
         &["TEST_ID=204", "TEST_NAME=\"other\""],
     );
     let err = reg.load_plugin(&other).unwrap_err();
-    assert!(err.to_string().contains("already taken"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("codec ID 204 (other) is already taken in this registry by test_rle"),
+        "{err}"
+    );
     assert_eq!(reg.codec(CodecId(204)).unwrap().name(), "test_rle");
+    // Another ID with a name that is taken: the name is the clash, not the ID.
+    let namesake = build(&dir, "strata_namesake", &["TEST_ID=205"]);
+    let err = reg.load_plugin(&namesake).unwrap_err();
+    assert!(
+        err.to_string().contains(
+            "codec ID 205 (test_rle): the name test_rle is already taken in this registry by ID 204"
+        ),
+        "{err}"
+    );
+    assert!(reg.codec(CodecId(205)).is_err());
 }
 
 #[test]

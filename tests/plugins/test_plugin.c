@@ -4,6 +4,8 @@
  *                                            header's ABI version, "test_rle")
  *   NO_ENTRY                                 no strata_plugin_descriptors symbol
  *   TWICE                                    the descriptor listed twice
+ *   SAME_NAME                                a second descriptor: another ID, the same name
+ *   NULL_LIST                                the entry point returns NULL (count 1)
  *   FAIL_CODE=n                              the encoder fails with code n and a message
  *   LOG_PATH="file"                          each call of the entry point appends a line there
  *   UNDEFINED_SYMBOL                         the encoder calls a function nothing defines
@@ -92,6 +94,21 @@ static const strata_plugin plugin = {
 
 #ifdef TWICE
 static const strata_plugin *const list[] = {&plugin, &plugin};
+#elif defined(SAME_NAME)
+static const strata_plugin namesake = {
+    .abi_version = TEST_ABI,
+    .size = sizeof(strata_plugin),
+    .kind = TEST_KIND,
+    .id = TEST_ID + 1,
+    .version = 1,
+    .name = TEST_NAME,
+    .encode = rle_encode,
+    .decode = rle_decode,
+    .decode_items = NULL,
+    .forward = copy_filter,
+    .backward = copy_filter,
+};
+static const strata_plugin *const list[] = {&plugin, &namesake};
 #else
 static const strata_plugin *const list[] = {&plugin};
 #endif
@@ -106,7 +123,11 @@ const strata_plugin *const *strata_plugin_descriptors(size_t *count) {
   }
 #endif
   *count = sizeof(list) / sizeof(list[0]);
+#ifdef NULL_LIST
+  return NULL;
+#else
   return list;
+#endif
 }
 #else
 int not_a_plugin(void) { return (int)sizeof(list); }

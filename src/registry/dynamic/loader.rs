@@ -343,7 +343,16 @@ fn open(path: &Path) -> Result<Loaded> {
     // SAFETY: the entry point takes a writable count and returns an array of that many
     // descriptor pointers (ABI contract); `count` is a valid local.
     let list = unsafe { entry(&mut count) };
-    if list.is_null() || count == 0 || count > MAX_DESCRIPTORS {
+    if list.is_null() {
+        return Err(load_error(
+            &path,
+            format!(
+                "{} returned NULL instead of its descriptor list (count {count})",
+                api::ENTRY_SYMBOL
+            ),
+        ));
+    }
+    if count == 0 || count > MAX_DESCRIPTORS {
         return Err(load_error(
             &path,
             format!(
@@ -360,15 +369,22 @@ fn open(path: &Path) -> Result<Loaded> {
         // the library (kept open below).
         let checked =
             unsafe { check(desc) }.map_err(|m| load_error(&path, format!("plugin {i}: {m}")))?;
-        if plugins
-            .iter()
-            .any(|p| p.kind == checked.kind && (p.id == checked.id || p.name == checked.name))
-        {
+        let same_kind = || plugins.iter().filter(|p| p.kind == checked.kind);
+        if let Some(p) = same_kind().find(|p| p.id == checked.id) {
             return Err(load_error(
                 &path,
                 format!(
-                    "lists {} ID {} ({}) twice",
-                    checked.kind, checked.id, checked.name
+                    "lists {} ID {} twice ({} and {})",
+                    checked.kind, checked.id, p.name, checked.name
+                ),
+            ));
+        }
+        if let Some(p) = same_kind().find(|p| p.name == checked.name) {
+            return Err(load_error(
+                &path,
+                format!(
+                    "lists two {}s named {} (IDs {} and {})",
+                    checked.kind, checked.name, p.id, checked.id
                 ),
             ));
         }
@@ -534,14 +550,8 @@ impl Registry {
             if self.holds_from(p, &origin) {
                 continue;
             }
-            if self.holds(p.kind, p.id) || self.id_of(p.kind, &p.name).is_some() {
-                return Err(load_error(
-                    &lib.path,
-                    format!(
-                        "{} ID {} ({}) is already taken in this registry",
-                        p.kind, p.id, p.name
-                    ),
-                ));
+            if let Some(clash) = self.clash(p) {
+                return Err(load_error(&lib.path, clash));
             }
             todo.push(p);
         }
@@ -582,9 +592,9 @@ impl Registry {
         let lib = libs.get_or_open(canonical).map_err(|e| e.to_string())?;
         let mut skipped = Vec::new();
         for p in &lib.plugins {
-            if self.holds(p.kind, p.id) || self.id_of(p.kind, &p.name).is_some() {
+            if let Some(clash) = self.clash(p) {
                 if !self.holds_from(p, &Origin::Library(lib.path.clone())) {
-                    skipped.push(format!("{} {} ({}) already taken", p.kind, p.id, p.name));
+                    skipped.push(clash);
                 }
                 continue;
             }
@@ -599,6 +609,28 @@ impl Registry {
                 skipped.join(", ")
             ))
         }
+    }
+
+    /// What in this registry already holds `p`'s ID or name, said as the clash it is (an ID
+    /// taken, or only the name); `None` when both are free.
+    fn clash(&self, p: &Checked) -> Option<String> {
+        let held: Vec<Registered> = self
+            .list()
+            .into_iter()
+            .filter(|r| r.kind == p.kind)
+            .collect();
+        if let Some(r) = held.iter().find(|r| r.id == p.id) {
+            return Some(format!(
+                "{} ID {} ({}) is already taken in this registry by {}",
+                p.kind, p.id, p.name, r.name
+            ));
+        }
+        held.iter().find(|r| r.name == p.name).map(|r| {
+            format!(
+                "{} ID {} ({}): the name {} is already taken in this registry by ID {}",
+                p.kind, p.id, p.name, p.name, r.id
+            )
+        })
     }
 
     /// Whether this registry holds `p` as registered from `origin`.
