@@ -8,9 +8,10 @@
 #   hdf5-tools        h5dump and h5repack 1.10.8, the HDF5 tools the filter plugin
 #                     (plugins/hdf5) is tested with;
 #   nginx             tests/interop/test_remote.py reads remote frames from it (a third-party
-#                     range server; the test runs its own instance, the service stays off).
+#                     range server; the test runs its own instance, the service stays off);
+#   valgrind          tests/ffi_c.rs runs a C program under memcheck.
 # As root it installs the missing ones from Debian's packages (cmake, libclang-dev, gfortran,
-# libhdf5-dev, hdf5-tools, nginx); otherwise it says what to install. Does nothing when all
+# libhdf5-dev, hdf5-tools, nginx, valgrind); otherwise it says what to install. Does nothing when all
 # are there.
 set -euo pipefail
 
@@ -28,12 +29,13 @@ command -v pkg-config > /dev/null || missing+=(pkg-config)
 pkg-config --exists hdf5 2>/dev/null || missing+=(libhdf5-dev)
 { command -v h5dump && command -v h5repack; } > /dev/null || missing+=(hdf5-tools)
 [ -x /usr/sbin/nginx ] || command -v nginx > /dev/null || missing+=(nginx)
+command -v valgrind > /dev/null || missing+=(valgrind)
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup-build-deps: cmake, libclang, gfortran, libhdf5-dev, hdf5-tools and nginx are installed"
+  echo "setup-build-deps: cmake, libclang, gfortran, libhdf5-dev, hdf5-tools, nginx and valgrind are installed"
   exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
-  echo "setup-build-deps: install ${missing[*]} (cmake, libclang-dev: plugins/zfp; gfortran: bindings/fortran; libhdf5-dev, hdf5-tools: the hdf5 feature and plugins/hdf5; nginx: tests/interop/test_remote.py)" >&2
+  echo "setup-build-deps: install ${missing[*]} (cmake, libclang-dev: plugins/zfp; gfortran: bindings/fortran; libhdf5-dev, hdf5-tools: the hdf5 feature and plugins/hdf5; nginx: tests/interop/test_remote.py; valgrind: tests/ffi_c.rs)" >&2
   exit 1
 fi
 apt-get update -qq

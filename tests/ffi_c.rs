@@ -258,6 +258,44 @@ fn c_examples_are_clean_under_address_sanitizer() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A C program under valgrind's memcheck: no invalid or uninitialised access, no block lost,
+/// and the pool's worker threads (alive until exit) the only "possibly lost" blocks, which
+/// `c-examples/valgrind.supp` suppresses.
+#[test]
+fn a_c_program_is_clean_under_valgrind() {
+    let dir = scratch("valgrind");
+    let src = root().join("c-examples/compress.c");
+    let exe = dir.join("compress");
+    let flags: Vec<&str> = C_FLAGS.iter().chain(&["-g"]).copied().collect();
+    build_c("cc", &flags, &src, &exe);
+    let memcheck = |extra: &[&str]| {
+        let out = Command::new("valgrind")
+            .args([
+                "--error-exitcode=9",
+                "--leak-check=full",
+                "--show-leak-kinds=definite,indirect,possible",
+                "--errors-for-leak-kinds=definite,indirect,possible",
+            ])
+            .args(extra)
+            .arg(&exe)
+            .output()
+            .expect("valgrind (scripts/setup-build-deps.sh installs it)");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code(), stderr)
+    };
+    let supp = root().join("c-examples/valgrind.supp");
+    let (code, stderr) = memcheck(&[&format!("--suppressions={}", supp.display())]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("ERROR SUMMARY: 0 errors"), "{stderr}");
+    // Without the file the workers' blocks are what is reported, and nothing else.
+    let (code, stderr) = memcheck(&[]);
+    assert_eq!(code, Some(9), "{stderr}");
+    assert!(stderr.contains("possibly lost"), "{stderr}");
+    assert!(stderr.contains("definitely lost: 0 bytes"), "{stderr}");
+    assert!(!stderr.contains("uninitialised"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn address_sanitizer_sees_a_leaked_handle() {
     // The check above can fail: a program that never frees its super-chunk is caught.
