@@ -169,3 +169,45 @@ fn codec_and_filter_options_take_plugin_names_and_ids() {
         text(&out.stderr)
     );
 }
+
+/// The C example's README builds and uses the plugin with a shell block: run as written
+/// (a fresh home without the plugin directory, `strata` on the PATH, the repository's
+/// `include` and `plugins` beside the input), it installs the codec and compresses with it.
+#[test]
+fn the_c_example_readme_commands_run_as_written() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let readme = std::fs::read_to_string(root.join("plugins/examples/c-codec/README.md")).unwrap();
+    let block = readme
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("a sh block in the README");
+    let work = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    for dir in ["include", "plugins"] {
+        std::os::unix::fs::symlink(root.join(dir), work.path().join(dir)).unwrap();
+    }
+    std::fs::write(work.path().join("input.raw"), vec![7u8; 5000]).unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_strata")).parent().unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let out = Command::new("bash")
+        .args(["-euo", "pipefail", "-c", block])
+        .current_dir(work.path())
+        .env("HOME", home.path())
+        .env("PATH", path)
+        .env_remove("STRATA_PLUGIN_PATH")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{block}\n{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("example_rle"),
+        "{}",
+        text(&out.stdout)
+    );
+    let chunk = std::fs::read(work.path().join("output.b2")).unwrap();
+    assert_eq!(chunk[4..8], 5000u32.to_le_bytes(), "nbytes of the chunk");
+    assert!(home
+        .path()
+        .join(".local/lib/strata/plugins/libexample_rle.so")
+        .exists());
+}
