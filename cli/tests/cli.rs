@@ -810,6 +810,23 @@ fn frame_of_zeros_is_special_chunks() {
     assert_eq!(info["special_chunks"]["zero"], 3, "{info}");
     assert_eq!(info["cbytes"], 0);
     assert!(std::fs::metadata(&frame).unwrap().len() < 400);
+    // A zero chunk between data chunks decompresses to zeros (the command reuses one
+    // buffer, which holds the previous chunk's data then).
+    let mut mixed = sample()[..100_000].to_vec();
+    mixed.extend(vec![0u8; 100_000]);
+    mixed.extend(&sample()[..100_000]);
+    let input = d.file("mixed.raw", &mixed);
+    let (frame, back) = (d.path("m.b2frame"), d.path("m.raw"));
+    ok(&strata(&[
+        "compress",
+        "--chunksize",
+        "100000",
+        &input,
+        &frame,
+    ]));
+    assert_eq!(frame_json(&frame)["special_chunks"]["zero"], 1);
+    ok(&strata(&["decompress", &frame, &back]));
+    assert_eq!(read(&back), mixed);
 }
 
 #[test]

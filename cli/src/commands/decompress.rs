@@ -92,10 +92,14 @@ fn decompress(args: &DecompressArgs, out: &Output, mut schunk: SChunk) -> Result
             .chunk_info(nchunk)
             .with_context(|| format!("{name}: cannot read chunk {nchunk}"))?
             .nbytes;
-        buf.clear();
-        buf.try_reserve_exact(nbytes)
-            .map_err(|_| anyhow!("{name}: chunk {nchunk}: cannot allocate {nbytes} bytes"))?;
-        buf.resize(nbytes, 0);
+        // One buffer for all chunks, zero-filled only when a chunk's size changes it: each
+        // decompression writes all of its bytes.
+        if buf.len() != nbytes {
+            buf.clear();
+            buf.try_reserve_exact(nbytes)
+                .map_err(|_| anyhow!("{name}: chunk {nchunk}: cannot allocate {nbytes} bytes"))?;
+            buf.resize(nbytes, 0);
+        }
         schunk
             .decompress_chunk(nchunk, &mut buf)
             .with_context(|| format!("{name}: cannot decompress chunk {nchunk}"))?;
