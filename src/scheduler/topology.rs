@@ -196,9 +196,12 @@ fn set(level: &mut CacheLevel, bytes: usize, source: Source) {
 
 /// L1d, L2, L3 sizes from a sysfs `cache` directory (`index*/{level,type,size}`).
 fn read_sysfs_caches(dir: &Path) -> [Option<usize>; 3] {
-    let mut found = [None; 3];
+    // The largest size per level, 0 for none yet: plain integers, not `Option`s compared in
+    // place (optimised code then branches on a `None`'s undefined payload, which valgrind
+    // reports as a read of uninitialised memory).
+    let mut found = [0usize; 3];
     let Ok(entries) = fs::read_dir(dir) else {
-        return found;
+        return [None; 3];
     };
     for entry in entries.flatten() {
         if !entry.file_name().to_string_lossy().starts_with("index") {
@@ -220,10 +223,10 @@ fn read_sysfs_caches(dir: &Path) -> [Option<usize>; 3] {
             _ => continue,
         };
         if let Ok(bytes) = parse_size(&size) {
-            found[slot] = Some(found[slot].map_or(bytes, |b: usize| b.max(bytes)));
+            found[slot] = found[slot].max(bytes);
         }
     }
-    found
+    found.map(|b| (b > 0).then_some(b))
 }
 
 /// L1d, L2, L3 sizes from CPUID (x86-64 only; not under Miri, which cannot run CPUID).
