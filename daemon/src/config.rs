@@ -26,6 +26,7 @@
 //! queue = 256                 # requests waiting for or running on the pool (503)
 //! connections = 1024          # open connections (503 to the next ones)
 //! header_read_timeout = "10s" # a client that does not send its request in time is dropped
+//! send_timeout = "60s"        # a client that takes none of its answer for this long is dropped
 //!
 //! [auth]
 //! tokens = "/etc/stratad/tokens.toml"
@@ -154,6 +155,7 @@ struct LimitsFile {
     queue: Option<usize>,
     connections: Option<usize>,
     header_read_timeout: Option<String>,
+    send_timeout: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -232,6 +234,9 @@ pub struct Limits {
     pub connections: usize,
     /// Time a client has to send its request head.
     pub header_read_timeout: Duration,
+    /// Time an answer may wait for a client that takes none of it before the connection is
+    /// dropped.
+    pub send_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -249,6 +254,7 @@ impl Default for Limits {
             queue: 256,
             connections: 1024,
             header_read_timeout: Duration::from_secs(10),
+            send_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -369,6 +375,9 @@ impl Config {
         }
         if let Some(t) = &l.header_read_timeout {
             limits.header_read_timeout = parse_duration(t)?;
+        }
+        if let Some(t) = &l.send_timeout {
+            limits.send_timeout = parse_duration(t)?;
         }
         limits.queue = l.queue.unwrap_or(limits.queue);
         limits.connections = l.connections.unwrap_or(limits.connections);

@@ -355,9 +355,17 @@ pub async fn serve(
         );
         let tls = tls.clone();
         let hrt = limits.header_read_timeout;
+        // A client that takes none of an answer for `send_timeout` loses its connection, so
+        // clients that stop reading cannot hold the connection slots.
+        let mut stream = tokio_io_timeout::TimeoutStream::new(stream);
+        stream.set_write_timeout(Some(limits.send_timeout));
+        let stream = Box::pin(stream);
         metrics.connections.fetch_add(1, Ordering::Relaxed);
         tokio::spawn(async move {
             let done = match tls {
+                // hyper's head deadline starts with the head's first byte: a connection that
+                // never sends one must be dropped here, or silent connections fill the slots.
+                None if !first_byte_within(&stream, hrt).await => Ok(()),
                 None => {
                     let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), svc);
                     watcher.watch(conn.into_owned()).await
@@ -383,6 +391,18 @@ pub async fn serve(
         () = graceful.shutdown() => tracing::info!("all connections closed"),
         () = tokio::time::sleep(GRACE) => tracing::warn!("requests still running after the grace period"),
     }
+}
+
+/// Whether a byte of `stream` arrives within `limit` (left in the socket for hyper to read).
+async fn first_byte_within(
+    stream: &std::pin::Pin<Box<tokio_io_timeout::TimeoutStream<tokio::net::TcpStream>>>,
+    limit: Duration,
+) -> bool {
+    let mut byte = [0u8; 1];
+    matches!(
+        tokio::time::timeout(limit, stream.get_ref().peek(&mut byte)).await,
+        Ok(Ok(1))
+    )
 }
 
 /// Resolves on SIGTERM or SIGINT.
