@@ -101,6 +101,20 @@ pub trait FrameIo: Send + Sync {
     fn traffic(&self) -> Option<Traffic> {
         None
     }
+    /// The selection `sel` of the b2nd array this frame holds, cut by the server that holds
+    /// the frame (a data service that slices arrays, as stratad and Caterva2 do) and sent as
+    /// a b2nd contiguous frame of at most `max_len` bytes, with what the request moved.
+    /// `sel` is one `start:stop` per dimension, joined by commas. `None` when the store
+    /// cannot ask for that (local stores, servers that only send file bytes, an answer
+    /// longer than `max_len`, a server that refused): the caller then reads the blocks
+    /// itself. The default is `None`.
+    ///
+    /// # Errors
+    /// A store's failure to reach its server ([`Error::Remote`]).
+    fn server_selection(&self, sel: &str, max_len: u64) -> Option<Result<(Vec<u8>, Traffic)>> {
+        let _ = (sel, max_len);
+        None
+    }
     /// The length of `obj` in bytes.
     ///
     /// # Errors

@@ -743,6 +743,9 @@ impl<S: ChunkStore> NdArray<S> {
     /// [`Error::DestinationTooSmall`]; errors of the store and of decompression.
     pub fn get_slice(&self, slices: &[Slice], out: &mut [u8]) -> Result<SliceStats> {
         let sel = Selection::new(self.geom.shape(), slices)?;
+        if let Some(r) = self.server_slice(&sel, out) {
+            return r;
+        }
         get_slice_cached(
             &self.ctx,
             &self.dparams,
@@ -767,16 +770,77 @@ impl<S: ChunkStore> NdArray<S> {
                 what: "the selection's size in bytes",
             })?;
         let mut out = crate::alloc::zeroed(n)?;
-        get_slice_cached(
-            &self.ctx,
-            &self.dparams,
-            &self.geom,
-            &self.store,
-            &sel,
-            &mut out,
-            self.cached(),
-        )?;
+        match self.server_slice(&sel, &mut out) {
+            Some(r) => r?,
+            None => get_slice_cached(
+                &self.ctx,
+                &self.dparams,
+                &self.geom,
+                &self.store,
+                &sel,
+                &mut out,
+                self.cached(),
+            )?,
+        };
         Ok((out, sel.shape().to_vec()))
+    }
+
+    /// Reads `sel` into `out` as the server the chunks come from cuts it
+    /// ([`super::ChunkSource::server_selection`]: a remote array on a data service that slices), so
+    /// that only the selection's compressed bytes travel, not the blocks it touches. `None`
+    /// when the source cannot, for a whole-array or empty selection, for steps other than 1
+    /// (the services differ there), and when a block cache is attached (its blocks serve
+    /// repeated reads without any request).
+    fn server_slice(&self, sel: &Selection, out: &mut [u8]) -> Option<Result<SliceStats>> {
+        let shape = self.geom.shape();
+        let dims = sel.dims();
+        let whole = dims
+            .iter()
+            .zip(shape)
+            .all(|(d, &n)| d.start == 0 && d.len == n);
+        if self.cache.is_some()
+            || sel.is_empty()
+            || whole
+            || dims.iter().any(|d| d.step != 1 && d.len > 1)
+        {
+            return None;
+        }
+        let text = dims
+            .iter()
+            .map(|d| format!("{}:{}", d.start, d.start + d.len))
+            .collect::<Vec<_>>()
+            .join(",");
+        // A frame a little larger than its items: headers, `bstarts` and incompressible
+        // blocks stored as they are.
+        let nbytes = out.len() as u64;
+        let max_len = nbytes + nbytes / 8 + (64 << 10);
+        let (frame, moved) = match self.store.server_selection(&text, max_len)? {
+            Ok(x) => x,
+            Err(e) => return Some(Err(e)),
+        };
+        let read = || -> Result<SliceStats> {
+            let opts = OpenOptions::new(OpenMode::Read).with_context(self.ctx.clone());
+            let part = NdArray::from_cframe_with(frame, &opts)?;
+            if part.shape() != sel.shape() {
+                return Err(Error::shapes(
+                    "the selection the server sent",
+                    sel.shape(),
+                    part.shape(),
+                ));
+            }
+            if part.typesize() != self.typesize() || part.dtype() != self.dtype() {
+                return Err(Error::mismatch(
+                    "bytes per item in the selection the server sent",
+                    self.typesize(),
+                    part.typesize(),
+                ));
+            }
+            let mut stats = part.get_slice(&[], out)?;
+            stats.bytes_read = moved.bytes;
+            stats.requests = moved.requests;
+            Ok(stats)
+        };
+        Some(read())
     }
 
     /// The selection `slices` as a new in-memory array with the same dtype and compression,

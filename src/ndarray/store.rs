@@ -76,6 +76,18 @@ pub trait ChunkSource: Sync {
     fn batches_reads(&self) -> bool {
         false
     }
+
+    /// The selection `sel` (`start:stop` per dimension, joined by commas) cut by the server
+    /// the chunks come from, as a b2nd contiguous frame of at most `max_len` bytes, and what
+    /// the request moved; `None` when the source has no such server (see
+    /// [`crate::frame::FrameIo::server_selection`]). The default is `None`.
+    ///
+    /// # Errors
+    /// The source's failure to reach its server.
+    fn server_selection(&self, sel: &str, max_len: u64) -> Option<Result<(Vec<u8>, Traffic)>> {
+        let _ = (sel, max_len);
+        None
+    }
 }
 
 /// A [`ChunkSource`] that can also replace, insert and delete chunks, as a super-chunk does.
@@ -143,6 +155,10 @@ impl ChunkSource for SChunk {
 
     fn batches_reads(&self) -> bool {
         SChunk::batches_reads(self)
+    }
+
+    fn server_selection(&self, sel: &str, max_len: u64) -> Option<Result<(Vec<u8>, Traffic)>> {
+        SChunk::server_selection(self, sel, max_len)
     }
 }
 

@@ -622,6 +622,20 @@ impl SChunk {
         self.frame.io().traffic()
     }
 
+    /// A selection of the b2nd array in this super-chunk, cut by the server the frame comes
+    /// from ([`crate::frame::FrameIo::server_selection`]); `None` for local frames.
+    ///
+    /// # Errors
+    /// The store's failure to reach its server.
+    #[must_use]
+    pub fn server_selection(
+        &self,
+        sel: &str,
+        max_len: u64,
+    ) -> Option<Result<(Vec<u8>, crate::frame::Traffic)>> {
+        self.frame.io().server_selection(sel, max_len)
+    }
+
     /// The identity (device, inode, size, times) of the frame's file — a sparse frame's
     /// index — when it was opened; `None` in memory. What names a dataset's version in
     /// caches, with the frame's state.

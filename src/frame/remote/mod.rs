@@ -44,7 +44,7 @@ use crate::format::frame::{FrameHeader, FrameType, HEADER_MINLEN};
 use http::{remote, Ask, Client, Get, Validator};
 use ranges::{coalesce, merge_to, Span, Target};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -75,6 +75,11 @@ pub struct RemoteOptions {
     /// A file sent whole by a server that ignores `Range` is kept in memory when it is at
     /// most this long (default 16 MiB); a longer one is read from its start each time.
     pub keep_whole: u64,
+    /// Ask a data service that slices arrays (a URL `…/api/fetch/{root}/{path}`, which
+    /// stratad and Caterva2 serve, or stratad's `…/v1/raw/{root}/{path}`) to cut array
+    /// selections itself and send only them, compressed ([`FrameIo::server_selection`]),
+    /// instead of reading the blocks they touch (default true).
+    pub server_slices: bool,
 }
 
 impl Default for RemoteOptions {
@@ -90,6 +95,7 @@ impl Default for RemoteOptions {
             coalesce_gap: 128,
             max_requests: 8,
             keep_whole: 16 << 20,
+            server_slices: true,
         }
     }
 }
@@ -97,7 +103,7 @@ impl Default for RemoteOptions {
 impl RemoteOptions {
     /// The defaults, with what the environment sets: `STRATA_HTTP_CONNECT_TIMEOUT`,
     /// `STRATA_HTTP_READ_TIMEOUT` and `STRATA_HTTP_REQUEST_TIMEOUT` (seconds, fractions
-    /// allowed), `STRATA_HTTP_RETRIES`.
+    /// allowed), `STRATA_HTTP_RETRIES`, `STRATA_HTTP_SERVER_SLICES` (`0` or `1`).
     ///
     /// # Errors
     /// [`Error::EnvVar`] naming a variable whose value does not parse.
@@ -128,6 +134,19 @@ impl RemoteOptions {
                 value: v.clone(),
                 expected: "a count",
             })?;
+        }
+        if let Some(v) = var("STRATA_HTTP_SERVER_SLICES") {
+            o.server_slices = match v.trim() {
+                "0" => false,
+                "1" => true,
+                _ => {
+                    return Err(Error::EnvVar {
+                        name: "STRATA_HTTP_SERVER_SLICES",
+                        value: v.clone(),
+                        expected: "0 or 1",
+                    })
+                }
+            };
         }
         Ok(o)
     }
@@ -166,6 +185,8 @@ pub struct RemoteIo {
     ranges: AtomicU8,
     objects: Mutex<HashMap<Obj, Arc<Object>>>,
     traffic: Mutex<Traffic>,
+    /// Set once the server refused a selection (it does not slice, or not that way).
+    slices_refused: AtomicBool,
 }
 
 impl std::fmt::Debug for RemoteIo {
@@ -175,6 +196,34 @@ impl std::fmt::Debug for RemoteIo {
             .field("kind", &self.kind)
             .field("ranges", &self.ranges())
             .finish_non_exhaustive()
+    }
+}
+
+/// Where the data service holding the file at `url` cuts selection `sel` of it (see
+/// [`RemoteOptions::server_slices`]): Caterva2's `…/api/fetch/{path}?slice_=…` (which
+/// stratad serves too) and stratad's own `…/v1/slice/{path}?sel=…&fmt=b2nd` for a file URL
+/// `…/v1/raw/{path}`; `None` for other URLs. The URL's own query is kept.
+fn selection_url(url: &str, sel: &str) -> Option<String> {
+    let (path, query) = split_query(url);
+    let extra = query.strip_prefix('?').filter(|q| !q.is_empty());
+    let with = |base: &str, ours: String| match extra {
+        Some(q) => format!("{base}?{ours}&{q}"),
+        None => format!("{base}?{ours}"),
+    };
+    let after_host = path.find("://").map_or(0, |i| i + 3);
+    let route = &path[after_host..];
+    if route.contains("/api/fetch/") {
+        Some(with(path, format!("slice_={sel}")))
+    } else if let Some(at) = route.find("/v1/raw/") {
+        let at = after_host + at;
+        let base = format!(
+            "{}/v1/slice/{}",
+            &path[..at],
+            &path[at + "/v1/raw/".len()..]
+        );
+        Some(with(&base, format!("sel={sel}&fmt=b2nd")))
+    } else {
+        None
     }
 }
 
@@ -252,6 +301,7 @@ impl RemoteIo {
             ranges: AtomicU8::new(Ranges::Many as u8),
             objects: Mutex::new(HashMap::new()),
             traffic: Mutex::new(Traffic::default()),
+            slices_refused: AtomicBool::new(false),
         };
         let frame = io.first_contact(Obj::Frame, HEADER_MINLEN as u64)?;
         let h = FrameHeader::parse_fixed(&frame.head).map_err(|e| Error::frame(&io.url, e))?;
@@ -549,6 +599,44 @@ impl FrameIo for RemoteIo {
         Some(*self.traffic.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
+    fn server_selection(&self, sel: &str, max_len: u64) -> Option<Result<(Vec<u8>, Traffic)>> {
+        if !self.client.opts.server_slices
+            || self.kind != FrameType::Contiguous
+            || self.slices_refused.load(Ordering::Relaxed)
+        {
+            return None;
+        }
+        let url = selection_url(&self.known(Obj::Frame)?.url, sel)?;
+        let mut moved = Traffic::default();
+        let g = Get {
+            url: &url,
+            spans: &[],
+            ask: Ask::Whole,
+            known: None,
+            short: true,
+            keep: max_len.max(1),
+        };
+        let r = self.client.get(g, &mut [], &mut moved);
+        self.count(moved);
+        match r {
+            Ok(a) => a.whole.map(|body| Ok((body, moved))),
+            // The server answered but will not cut this selection (no such route, a limit):
+            // the blocks are read instead, now and from then on.
+            Err(Error::Remote {
+                status: Some(400..=499),
+                ..
+            }) => {
+                self.slices_refused.store(true, Ordering::Relaxed);
+                None
+            }
+            // A body of unknown length that ran past `max_len`.
+            Err(Error::Remote {
+                status: Some(200), ..
+            }) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+
     fn validator(&self) -> Option<String> {
         let v = &self.known(Obj::Frame)?.validator;
         if v.etag.is_none() && v.last_modified.is_none() {
@@ -572,5 +660,27 @@ impl RemoteIo {
             std::io::ErrorKind::PermissionDenied,
             "a remote frame is read-only",
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::selection_url;
+
+    #[test]
+    fn selection_urls_of_the_services_that_slice() {
+        let sel = "0:10,5:6";
+        assert_eq!(
+            selection_url("http://h:8000/api/fetch/@public/a/x.b2nd", sel).as_deref(),
+            Some("http://h:8000/api/fetch/@public/a/x.b2nd?slice_=0:10,5:6")
+        );
+        assert_eq!(
+            selection_url("https://h/pre/v1/raw/@public/x.b2nd?token=t#frag", sel).as_deref(),
+            Some("https://h/pre/v1/slice/@public/x.b2nd?sel=0:10,5:6&fmt=b2nd&token=t")
+        );
+        assert_eq!(selection_url("http://h/data/x.b2nd", sel), None);
+        // Only the path counts, not a host or a query that looks like a route.
+        assert_eq!(selection_url("http://h/x.b2nd?p=/api/fetch/", sel), None);
+        assert_eq!(selection_url("http://h/v1/rawx/x.b2nd", sel), None);
     }
 }
