@@ -1,5 +1,6 @@
 //! Faults: a client that disconnects mid-response, a slow client, a file truncated or
-//! replaced while it is being served, a writer changing a file between reads, and `kill -9`
+//! replaced while it is being served, a writer changing a file between reads, files replaced
+//! under readers while small caches evict their handles and blocks, and `kill -9`
 //! of the daemon under load followed by a restart. Nothing served is wrong (a body is the
 //! file's bytes, or stops short of them), the daemon keeps serving the other clients, and no
 //! file is changed by the daemon.
@@ -336,4 +337,151 @@ fn kill_9_under_load_and_restart() {
         floats(&d2.get("/v1/slice/@public/grid.b2nd?sel=1,2").body),
         [(302) as f32 * 0.5]
     );
+}
+
+/// Item `k` of version `v` of file `i`: the three are readable back from every item.
+fn versioned(i: u32, v: u32, k: u32) -> u32 {
+    (i << 24) | (v << 12) | (k & 0xfff)
+}
+
+/// Writes version `v` of file `i` (64 × 64 `<u4`) beside `path`, hands its bytes to `known`,
+/// then renames it over `path` (atomic: a reader sees the old file or the new one).
+fn replace_version(path: &std::path::Path, i: u32, v: u32, known: impl FnOnce(Vec<u8>)) {
+    use strata::ndarray::{ArrayParams, Location};
+    let data: Vec<u8> = (0..64 * 64u32)
+        .flat_map(|k| versioned(i, v, k).to_le_bytes())
+        .collect();
+    let tmp = path.with_extension("tmp");
+    let params = ArrayParams::from_dtype(&[64, 64], "<u4")
+        .unwrap()
+        .with_chunkshape(&[32, 32])
+        .with_blockshape(&[16, 16])
+        .with_overwrite(true);
+    NdArray::from_buffer(&params, &Location::File(tmp.clone()), &data)
+        .unwrap()
+        .close()
+        .unwrap();
+    known(std::fs::read(&tmp).unwrap());
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+/// Caches at scale: 48 files, a handle cache of 8 and caches of a few blocks (so handles
+/// and blocks are evicted and reopened all the time), six readers and a writer replacing
+/// random files for 8 s. Every slice is all of one version of its file, never older than
+/// the version whose replacement finished before the request was sent, and every
+/// whole-file fetch is byte for byte one such version's file.
+#[test]
+fn files_replaced_under_small_caches_are_never_served_stale_or_mixed() {
+    const FILES: u32 = 48;
+    let root = tempfile::tempdir().unwrap();
+    let path = |i: u32| root.path().join(format!("f{i}.b2nd"));
+    let versions: Arc<Vec<std::sync::atomic::AtomicU32>> =
+        Arc::new((0..FILES).map(|_| 0.into()).collect());
+    let files = Arc::new(std::sync::Mutex::new(std::collections::HashMap::new()));
+    for i in 0..FILES {
+        replace_version(&path(i), i, 0, |b| {
+            files.lock().unwrap().insert((i, 0u32), b);
+        });
+    }
+    let d = Daemon::start(&[
+        "--root",
+        &format!("@public={}", root.path().display()),
+        "--handles",
+        "8",
+        "--cache-bytes",
+        "64K",
+        "--chunk-cache-bytes",
+        "32K",
+    ]);
+    let addr = d.addr;
+    let stop = Arc::new(AtomicBool::new(false));
+    let checked = Arc::new(AtomicUsize::new(0));
+    let readers: Vec<_> = (0..6u64)
+        .map(|t| {
+            let (versions, files, stop, checked) = (
+                Arc::clone(&versions),
+                Arc::clone(&files),
+                Arc::clone(&stop),
+                Arc::clone(&checked),
+            );
+            std::thread::spawn(move || {
+                let mut x = 0x2545_f491_4f6c_dd1du64 ^ (t + 1).wrapping_mul(0x9e37_79b9);
+                let mut next = move |n: u64| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x % n
+                };
+                let mut conn = Conn::open(addr);
+                while !stop.load(Ordering::Relaxed) {
+                    let i = next(u64::from(FILES)) as u32;
+                    let floor = versions[i as usize].load(Ordering::SeqCst);
+                    if next(8) == 0 {
+                        let r = conn
+                            .get(&format!("/api/fetch/@public/f{i}.b2nd"), "")
+                            .unwrap();
+                        assert_eq!(r.status, 200);
+                        let known = files.lock().unwrap();
+                        let v = (0..)
+                            .take_while(|v| known.contains_key(&(i, *v)))
+                            .find(|v| known[&(i, *v)] == r.body);
+                        assert!(
+                            v.is_some_and(|v| v >= floor),
+                            "file {i}: the whole fetch is version {v:?}, after {floor}"
+                        );
+                    } else {
+                        let (r0, c0) = (next(64) as u32, next(64) as u32);
+                        let (r1, c1) = (r0 + 1 + next(u64::from(64 - r0)) as u32, c0 + 1);
+                        let r = conn
+                            .get(
+                                &format!("/v1/slice/@public/f{i}.b2nd?sel={r0}:{r1},{c0}:{c1}"),
+                                "",
+                            )
+                            .unwrap();
+                        assert_eq!(r.status, 200, "{}", r.text());
+                        let items: Vec<u32> = r
+                            .body
+                            .chunks_exact(4)
+                            .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+                            .collect();
+                        assert_eq!(items.len(), (r1 - r0) as usize);
+                        let v = (items[0] >> 12) & 0xfff;
+                        assert!(v >= floor, "file {i}: version {v} served after {floor}");
+                        for (n, &item) in items.iter().enumerate() {
+                            let k = (r0 + n as u32) * 64 + c0;
+                            assert_eq!(item, versioned(i, v, k), "file {i}: a mixed slice");
+                        }
+                    }
+                    checked.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    let start = Instant::now();
+    let mut x = 0x1234_5678_9abc_def1u64;
+    let mut replaced = 0;
+    while start.elapsed() < Duration::from_secs(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let i = (x % u64::from(FILES)) as u32;
+        let v = versions[i as usize].load(Ordering::SeqCst) + 1;
+        replace_version(&path(i), i, v, |b| {
+            files.lock().unwrap().insert((i, v), b);
+        });
+        versions[i as usize].store(v, Ordering::SeqCst);
+        replaced += 1;
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    stop.store(true, Ordering::Relaxed);
+    for r in readers {
+        r.join().unwrap();
+    }
+    let n = checked.load(Ordering::Relaxed);
+    eprintln!("{n} reads checked, {replaced} files replaced");
+    assert!(
+        n > 300 && replaced > 30,
+        "{n} reads checked, {replaced} files replaced"
+    );
+    assert!(d.metric("stratad_cache_evictions_total ") > 0.0);
 }
