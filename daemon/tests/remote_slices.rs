@@ -69,6 +69,14 @@ fn selections_are_cut_by_the_server() {
                 ],
             ),
             ("a pencil", vec![all(), Slice::index(3), Slice::index(150)]),
+            (
+                "one item",
+                vec![Slice::index(95), Slice::index(0), Slice::index(159)],
+            ),
+            (
+                "a plane of one-item ranges",
+                vec![Slice::range(2, 3), all(), Slice::range(9, 10)],
+            ),
         ] {
             let want = local.get_slice_vec(&sel).unwrap();
             let (n, shape) = (want.0.len(), want.1.clone());

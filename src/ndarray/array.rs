@@ -805,11 +805,29 @@ impl<S: ChunkStore> NdArray<S> {
         {
             return None;
         }
+        // Dimensions of one index are asked for as integers, which drop them from the frame
+        // the server builds (NumPy's rule; the items' C order is the same), so that it
+        // partitions the selection's real shape; the last one stays a range, so that the
+        // answer is never 0-d.
+        let last = dims.len() - 1;
+        let all_single = dims.iter().all(|d| d.len == 1);
+        let index = |k: usize| dims[k].len == 1 && !(k == last && all_single);
         let text = dims
             .iter()
-            .map(|d| format!("{}:{}", d.start, d.start + d.len))
+            .enumerate()
+            .map(|(k, d)| {
+                if index(k) {
+                    d.start.to_string()
+                } else {
+                    format!("{}:{}", d.start, d.start + d.len)
+                }
+            })
             .collect::<Vec<_>>()
             .join(",");
+        let want: Vec<usize> = (0..dims.len())
+            .filter(|&k| !index(k))
+            .map(|k| dims[k].len)
+            .collect();
         // A frame a little larger than its items: headers, `bstarts` and incompressible
         // blocks stored as they are.
         let nbytes = out.len() as u64;
@@ -821,10 +839,10 @@ impl<S: ChunkStore> NdArray<S> {
         let read = || -> Result<SliceStats> {
             let opts = OpenOptions::new(OpenMode::Read).with_context(self.ctx.clone());
             let part = NdArray::from_cframe_with(frame, &opts)?;
-            if part.shape() != sel.shape() {
+            if part.shape() != want.as_slice() {
                 return Err(Error::shapes(
                     "the selection the server sent",
-                    sel.shape(),
+                    &want,
                     part.shape(),
                 ));
             }
