@@ -22,6 +22,7 @@ pub mod app;
 pub mod auth;
 pub mod caterva;
 pub mod config;
+pub mod conn;
 pub mod dataset;
 pub mod error;
 pub mod fsroot;

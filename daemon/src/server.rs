@@ -5,6 +5,7 @@
 
 use crate::app::App;
 use crate::caterva;
+use crate::conn;
 use crate::error::ApiError;
 use crate::metrics::{route_index, Refusal};
 use crate::native;
@@ -15,8 +16,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use axum::Router;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use std::future::Future;
@@ -290,7 +290,7 @@ pub fn tls_acceptor(cert: &Path, key: &Path) -> Result<TlsAcceptor, String> {
         .with_no_client_auth()
         .with_single_cert(certs, key)
         .map_err(|e| format!("TLS: {e}"))?;
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(TlsAcceptor::from(Arc::new(config)))
 }
 
@@ -307,17 +307,12 @@ pub async fn serve(
 ) {
     let svc = TowerToHyperService::new(router(Arc::clone(&app)));
     let limits = app.config.limits.clone();
-    let mut builder = auto::Builder::new(TokioExecutor::new());
+    // HTTP/1.1 only: see `conn`.
+    let mut builder = hyper::server::conn::http1::Builder::new();
     builder
-        .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_read_timeout)
         .max_buf_size((limits.uri_bytes + limits.header_bytes + 16384).max(8192));
-    builder
-        .http2()
-        .timer(TokioTimer::new())
-        .max_concurrent_streams(64)
-        .max_header_list_size(u32::try_from(limits.header_bytes).unwrap_or(u32::MAX));
     let graceful = GracefulShutdown::new();
     let conns = Arc::new(Semaphore::new(limits.connections.max(1)));
     tokio::pin!(shutdown);
@@ -347,6 +342,7 @@ pub async fn serve(
             continue;
         };
         let _ = stream.set_nodelay(true);
+        conn::bound_unsent(&stream);
         let (svc, builder, watcher, metrics) = (
             svc.clone(),
             builder.clone(),
@@ -362,19 +358,24 @@ pub async fn serve(
         let stream = Box::pin(stream);
         metrics.connections.fetch_add(1, Ordering::Relaxed);
         tokio::spawn(async move {
+            // A client that sends no byte of a request head within `hrt` (after the TLS
+            // handshake, which has the same deadline) is dropped: see `conn`.
             let done = match tls {
-                // hyper's head deadline starts with the head's first byte: a connection that
-                // never sends one must be dropped here, or silent connections fill the slots.
-                None if !first_byte_within(&stream, hrt).await => Ok(()),
-                None => {
-                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), svc);
-                    watcher.watch(conn.into_owned()).await
-                }
-                Some(acc) => match tokio::time::timeout(hrt, acc.accept(stream)).await {
-                    Ok(Ok(s)) => {
-                        let conn = builder.serve_connection_with_upgrades(TokioIo::new(s), svc);
-                        watcher.watch(conn.into_owned()).await
+                None => match conn::first_byte(stream, hrt).await {
+                    Some(s) => {
+                        let conn = builder.serve_connection(TokioIo::new(s), svc);
+                        watcher.watch(conn).await
                     }
+                    None => Ok(()),
+                },
+                Some(acc) => match tokio::time::timeout(hrt, acc.accept(stream)).await {
+                    Ok(Ok(s)) => match conn::first_byte(s, hrt).await {
+                        Some(s) => {
+                            let conn = builder.serve_connection(TokioIo::new(s), svc);
+                            watcher.watch(conn).await
+                        }
+                        None => Ok(()),
+                    },
                     _ => Ok(()),
                 },
             };
@@ -391,18 +392,6 @@ pub async fn serve(
         () = graceful.shutdown() => tracing::info!("all connections closed"),
         () = tokio::time::sleep(GRACE) => tracing::warn!("requests still running after the grace period"),
     }
-}
-
-/// Whether a byte of `stream` arrives within `limit` (left in the socket for hyper to read).
-async fn first_byte_within(
-    stream: &std::pin::Pin<Box<tokio_io_timeout::TimeoutStream<tokio::net::TcpStream>>>,
-    limit: Duration,
-) -> bool {
-    let mut byte = [0u8; 1];
-    matches!(
-        tokio::time::timeout(limit, stream.get_ref().peek(&mut byte)).await,
-        Ok(Ok(1))
-    )
 }
 
 /// Resolves on SIGTERM or SIGINT.

@@ -1,7 +1,9 @@
-//! Slow-client attacks (slow-loris and its kin): connections that say nothing, heads sent a
-//! byte at a time, bodies trickled, and clients that stop reading an answer. Each holds one
-//! of the daemon's few connection slots; each must be dropped within its limit so the slots
-//! come back and other clients are served meanwhile.
+//! Slow-client attacks (slow-loris and its kin): connections that say nothing (plain, or
+//! after a TLS handshake), a lone byte, an HTTP/2 preface, heads sent a byte at a time,
+//! bodies trickled, and clients that stop reading an answer. Each holds one of the daemon's
+//! few connection slots; each must be dropped within its limit so the slots come back and
+//! other clients are served meanwhile — while a client that reads slowly but steadily keeps
+//! its answer.
 
 mod common;
 
@@ -13,18 +15,21 @@ use std::time::{Duration, Instant};
 /// A daemon with 4 connection slots and short limits (1 s to send a head, a request deadline
 /// of 2 s, 1 s without progress on a send).
 fn daemon(root: &std::path::Path) -> Daemon {
+    daemon_with(root, &[])
+}
+
+/// [`daemon`] with more flags.
+fn daemon_with(root: &std::path::Path, flags: &[&str]) -> Daemon {
     let config = root.join("stratad.toml");
     std::fs::write(
         &config,
         "[limits]\nconnections = 4\nheader_read_timeout = \"1s\"\nrequest_timeout = \"2s\"\nsend_timeout = \"1s\"\n",
     )
     .unwrap();
-    Daemon::start(&[
-        "--config",
-        config.to_str().unwrap(),
-        "--root",
-        &format!("@public={}", root.display()),
-    ])
+    let root_flag = format!("@public={}", root.display());
+    let mut args = vec!["--config", config.to_str().unwrap(), "--root", &root_flag];
+    args.extend_from_slice(flags);
+    Daemon::start(&args)
 }
 
 /// How long until the server closes `s` (a read gives end of file or a reset), reading and
@@ -199,4 +204,129 @@ fn a_client_that_stops_reading_its_answer_is_dropped() {
     assert!(body.len() < stored.len(), "{} bytes arrived", body.len());
     assert_eq!(body, &stored[..body.len()]);
     assert_eq!(d.get("/healthz").status, 200);
+}
+
+#[test]
+fn a_lone_byte_or_an_http2_preface_does_not_hold_a_slot() {
+    let root = data_root();
+    let d = daemon(root.path());
+    let mut lone = TcpStream::connect(d.addr).unwrap();
+    lone.write_all(b"P").unwrap();
+    let mut preface = TcpStream::connect(d.addr).unwrap();
+    preface
+        .write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+        .unwrap();
+    for (what, s) in [
+        ("a lone byte", &mut lone),
+        ("an HTTP/2 preface", &mut preface),
+    ] {
+        let after = closed_within(s, Duration::from_secs(5));
+        assert!(after.is_some(), "{what} still holds its connection");
+    }
+    connections_settle_at(&d, 1.0);
+}
+
+#[test]
+fn tls_sessions_that_go_quiet_after_the_handshake_are_dropped() {
+    use std::sync::Arc;
+    let root = data_root();
+    let dir = tempfile::tempdir().unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["localhost".into()])
+        .unwrap()
+        .self_signed(&key)
+        .unwrap();
+    let (cp, kp) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cp, cert.pem()).unwrap();
+    std::fs::write(&kp, key.serialize_pem()).unwrap();
+    let d = daemon_with(
+        root.path(),
+        &[
+            "--tls-cert",
+            cp.to_str().unwrap(),
+            "--tls-key",
+            kp.to_str().unwrap(),
+        ],
+    );
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(cert.der().clone()).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let mut conn = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
+    let mut sock = TcpStream::connect(d.addr).unwrap();
+    while conn.is_handshaking() {
+        conn.complete_io(&mut sock).unwrap();
+    }
+    // HTTP/1.1 is all the daemon offers.
+    assert_eq!(conn.alpn_protocol(), Some(&b"http/1.1"[..]));
+    let start = Instant::now();
+    sock.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let mut tls = rustls::Stream::new(&mut conn, &mut sock);
+    let mut buf = [0u8; 1024];
+    let closed = loop {
+        match tls.read(&mut buf) {
+            Ok(0) => break Some(start.elapsed()),
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                if start.elapsed() > Duration::from_secs(5) {
+                    break None;
+                }
+            }
+            Err(_) => break Some(start.elapsed()),
+        }
+    };
+    let closed = closed.expect("a quiet TLS session is dropped");
+    assert!(closed >= Duration::from_millis(800), "{closed:?}");
+}
+
+#[test]
+fn a_client_reading_slowly_but_steadily_keeps_its_answer() {
+    let root = data_root();
+    common::make_noise(
+        &root.path().join("big.b2nd"),
+        &[2048, 2048],
+        &[1024, 1024],
+        &[128, 256],
+    );
+    let stored = std::fs::read(root.path().join("big.b2nd")).unwrap();
+    let d = daemon(root.path());
+    // A small receive window, as a slow link gives: the answer waits in the daemon's send
+    // queue, which the kernel would let grow to megabytes drained at the client's pace.
+    let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    sock.set_recv_buffer_size(4096).unwrap();
+    sock.connect(&d.addr.into()).unwrap();
+    let mut s: TcpStream = sock.into();
+    s.write_all(b"GET /v1/raw/@public/big.b2nd HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    // 64 KiB every 700 ms for 5 s, five times the send timeout.
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 64 << 10];
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(5) {
+        let mut want = buf.len();
+        while want > 0 {
+            let n = s.read(&mut buf[..want]).expect("the answer was cut");
+            assert!(n > 0, "the answer ended after {} bytes", got.len());
+            got.extend_from_slice(&buf[..n]);
+            want -= n;
+        }
+        std::thread::sleep(Duration::from_millis(700));
+    }
+    let head_end = got.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    let body = &got[head_end..];
+    assert!(body.len() > 200 << 10, "{} bytes", body.len());
+    assert_eq!(body, &stored[..body.len()]);
 }
