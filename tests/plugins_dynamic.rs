@@ -234,6 +234,23 @@ fn a_null_descriptor_list_is_rejected_as_null() {
 }
 
 #[test]
+fn a_name_without_its_nul_is_rejected_not_read_past() {
+    // Eight bytes, then a page that cannot be read: reading on to find a NUL would crash.
+    assert_rejected(
+        "strata_name_at_end",
+        &["NAME_AT_END=8"],
+        200,
+        "codec ID 200 has a name that is not readable memory after 8 bytes",
+    );
+    assert_rejected(
+        "strata_name_long",
+        &["NAME_AT_END=100"],
+        200,
+        "codec ID 200 has a name with no NUL within 64 bytes",
+    );
+}
+
+#[test]
 fn a_library_without_the_entry_symbol_is_rejected() {
     assert_rejected("strata_no_entry", &["NO_ENTRY"], 200, "not a Strata plugin");
 }

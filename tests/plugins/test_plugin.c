@@ -6,14 +6,23 @@
  *   TWICE                                    the descriptor listed twice
  *   SAME_NAME                                a second descriptor: another ID, the same name
  *   NULL_LIST                                the entry point returns NULL (count 1)
+ *   NAME_AT_END=n                            the name is n bytes of 'a' with no NUL, ending
+ *                                            where an unreadable page begins
  *   FAIL_CODE=n                              the encoder fails with code n and a message
  *   LOG_PATH="file"                          each call of the entry point appends a line there
  *   UNDEFINED_SYMBOL                         the encoder calls a function nothing defines
  * The codec is a byte run-length coder: (count, value) pairs. */
+#ifdef NAME_AT_END
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS under -std=c11 */
+#endif
 #include "strata.h"
 
 #include <stdio.h>
 #include <string.h>
+#ifdef NAME_AT_END
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 #ifndef TEST_ID
 #define TEST_ID 200
@@ -109,6 +118,9 @@ static const strata_plugin namesake = {
     .backward = copy_filter,
 };
 static const strata_plugin *const list[] = {&plugin, &namesake};
+#elif defined(NAME_AT_END)
+static strata_plugin unterminated;
+static const strata_plugin *const list[] = {&unterminated};
 #else
 static const strata_plugin *const list[] = {&plugin};
 #endif
@@ -123,6 +135,16 @@ const strata_plugin *const *strata_plugin_descriptors(size_t *count) {
   }
 #endif
   *count = sizeof(list) / sizeof(list[0]);
+#ifdef NAME_AT_END
+  long page = sysconf(_SC_PAGESIZE);
+  char *p = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED || mprotect(p + page, page, PROT_NONE) != 0) {
+    return NULL;
+  }
+  memset(p + page - NAME_AT_END, 'a', NAME_AT_END);
+  unterminated = plugin;
+  unterminated.name = p + page - NAME_AT_END;
+#endif
 #ifdef NULL_LIST
   return NULL;
 #else

@@ -397,6 +397,55 @@ fn open(path: &Path) -> Result<Loaded> {
     })
 }
 
+/// Longest name a descriptor may give, its NUL included (names are 1 to 63 characters).
+const NAME_ROOM: usize = 64;
+
+/// The name at `ptr` (not NULL), read through a pipe one byte at a time up to its NUL, so
+/// that a name that is not NUL-terminated, or runs into unmapped memory, is refused instead
+/// of being read past its end: the kernel answers `EFAULT` for a byte it cannot read, where
+/// reading it here would crash the process.
+fn descriptor_name(ptr: *const std::ffi::c_char) -> std::result::Result<String, String> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(format!(
+            "has a name that could not be read ({})",
+            std::io::Error::last_os_error()
+        ));
+    }
+    let mut name = Vec::with_capacity(NAME_ROOM);
+    let outcome = loop {
+        if name.len() == NAME_ROOM {
+            break Err(format!("has a name with no NUL within {NAME_ROOM} bytes"));
+        }
+        let at = ptr.cast::<u8>().wrapping_add(name.len());
+        // SAFETY: write(2) reads one byte at `at` in the kernel, which fails with EFAULT
+        // rather than faulting when the address is not readable; `fds[1]` is our pipe.
+        let wrote = unsafe { libc::write(fds[1], at.cast(), 1) };
+        if wrote != 1 {
+            break Err(format!(
+                "has a name that is not readable memory after {} bytes",
+                name.len()
+            ));
+        }
+        let mut byte = 0u8;
+        // SAFETY: one byte into `byte` from our pipe, which holds the byte just written.
+        if unsafe { libc::read(fds[0], (&raw mut byte).cast(), 1) } != 1 {
+            break Err("has a name that could not be read".to_string());
+        }
+        if byte == 0 {
+            break Ok(());
+        }
+        name.push(byte);
+    };
+    for fd in fds {
+        // SAFETY: closing the pipe's two descriptors, opened above and used nowhere else.
+        unsafe { libc::close(fd) };
+    }
+    outcome?;
+    String::from_utf8(name).map_err(|_| "has a name that is not UTF-8".to_string())
+}
+
 /// Checks one descriptor and copies out what the registry needs.
 ///
 /// A descriptor of at least the first version's fields is read up to its `size`: fields it
@@ -405,8 +454,8 @@ fn open(path: &Path) -> Result<Loaded> {
 ///
 /// # Safety
 /// `desc` must be NULL or point to memory readable as the ABI-version and size words of a
-/// descriptor and, when they match this ABI, as `size` bytes of a [`PluginDescriptor`] whose
-/// `name` is NULL or NUL-terminated.
+/// descriptor and, when they match this ABI, as `size` bytes of a [`PluginDescriptor`] (its
+/// `name` is read through [`descriptor_name`], which survives any pointer).
 unsafe fn check(desc: *const PluginDescriptor) -> std::result::Result<Checked, String> {
     if desc.is_null() {
         return Err("the descriptor pointer is NULL".into());
@@ -454,11 +503,7 @@ unsafe fn check(desc: *const PluginDescriptor) -> std::result::Result<Checked, S
     if d.name.is_null() {
         return Err(format!("{kind} ID {} has a NULL name", d.id));
     }
-    // SAFETY: non-NULL and NUL-terminated by the caller's guarantee.
-    let name = unsafe { CStr::from_ptr(d.name) }
-        .to_str()
-        .map_err(|_| format!("{kind} ID {} has a name that is not UTF-8", d.id))?
-        .to_owned();
+    let name = descriptor_name(d.name).map_err(|why| format!("{kind} ID {} {why}", d.id))?;
     check_plugin_id(kind, d.id, &name).map_err(|e| e.detail())?;
     if d.flags & !api::KNOWN_FLAGS != 0 {
         return Err(format!(
