@@ -111,43 +111,46 @@ enum Seg {
     File { pos: u64, len: u64 },
 }
 
-/// A streamed body: the request's permit goes with it, so its pieces run without competing
-/// for a place again.
-fn body_of(app: &Arc<App>, ds: &Arc<Dataset>, segs: Vec<Seg>, permit: Permit) -> Body {
+/// A streamed body: the request's permit goes with it, holding a place only while a piece is
+/// read (see [`crate::work`]).
+fn body_of(app: &Arc<App>, ds: &Arc<Dataset>, segs: Vec<Seg>, mut permit: Permit) -> Body {
+    permit.release();
     let state = (
         Arc::clone(app),
         Arc::clone(ds),
         segs.into_iter().rev().collect::<Vec<_>>(),
         permit,
     );
-    let stream = futures_util::stream::unfold(state, |(app, ds, mut segs, permit)| async move {
-        let seg = segs.pop()?;
-        let piece = match seg {
-            Seg::Bytes(b) => Ok(b),
-            Seg::File { pos, len } => {
-                let n = len.min(PIECE as u64);
-                if n < len {
-                    segs.push(Seg::File {
-                        pos: pos + n,
-                        len: len - n,
-                    });
+    let stream =
+        futures_util::stream::unfold(state, |(app, ds, mut segs, mut permit)| async move {
+            let seg = segs.pop()?;
+            let piece = match seg {
+                Seg::Bytes(b) => Ok(b),
+                Seg::File { pos, len } => {
+                    let n = len.min(PIECE as u64);
+                    if n < len {
+                        segs.push(Seg::File {
+                            pos: pos + n,
+                            len: len - n,
+                        });
+                    }
+                    let d = Arc::clone(&ds);
+                    let deadline = app.deadline(Instant::now());
+                    let read = permit
+                        .run_waiting(deadline, move || d.read_stored(pos, n as usize))
+                        .await;
+                    permit.release();
+                    read.map(Bytes::from)
+                        .map_err(|e| std::io::Error::other(e.detail))
                 }
-                let d = Arc::clone(&ds);
-                let deadline = app.deadline(Instant::now());
-                permit
-                    .run(deadline, move || d.read_stored(pos, n as usize))
-                    .await
-                    .map(Bytes::from)
-                    .map_err(|e| std::io::Error::other(e.detail))
+            };
+            if let Ok(b) = &piece {
+                app.metrics
+                    .body_bytes
+                    .fetch_add(b.len() as u64, Ordering::Relaxed);
             }
-        };
-        if let Ok(b) = &piece {
-            app.metrics
-                .body_bytes
-                .fetch_add(b.len() as u64, Ordering::Relaxed);
-        }
-        Some((piece, (app, ds, segs, permit)))
-    });
+            Some((piece, (app, ds, segs, permit)))
+        });
     Body::from_stream(stream)
 }
 

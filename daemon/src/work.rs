@@ -11,10 +11,13 @@
 //! (before any work: a request answered from memory, such as a kept dataset's metadata or a
 //! cached chunk, takes none). At most `capacity` requests hold a place, and past that a
 //! request is refused at once with 503 and `Retry-After`. The tasks a request then runs (its
-//! dataset's open, its read, each piece of a streamed body) run under the place it holds and
-//! never compete again, so an admitted request is never refused halfway. The place is given
-//! back when the request and its last task are done. A task that starts after its request's
-//! deadline, or after its client went away, does nothing.
+//! dataset's open, its read) run under the place it holds and never compete again, so an
+//! admitted request is never refused halfway. The place is given back when the request and
+//! its last task are done. A streamed body holds a place only while a piece of it is read
+//! ([`Permit::release`] between pieces): waiting on a slow client, it keeps none from the
+//! other requests; its next piece waits for a place rather than being refused
+//! ([`Permit::run_waiting`]). A task that starts after its request's deadline, or after its
+//! client went away, does nothing.
 
 use crate::error::ApiError;
 use crate::metrics::{Metrics, Refusal};
@@ -91,21 +94,50 @@ impl Permit {
     }
 
     fn place(&self) -> Result<Arc<Place>, ApiError> {
+        self.try_place().ok_or_else(|| {
+            self.metrics.refuse(Refusal::QueueFull);
+            ApiError::unavailable("the server is busy; retry shortly", 1)
+        })
+    }
+
+    /// The request's place: the one it holds, or a free one; `None` when `capacity` are held.
+    fn try_place(&self) -> Option<Arc<Place>> {
         if let Some(p) = self.place.get() {
-            return Ok(Arc::clone(p));
+            return Some(Arc::clone(p));
         }
         let before = self.metrics.queued.fetch_add(1, Ordering::AcqRel);
         let place = Arc::new(Place(Arc::clone(&self.metrics)));
         if before >= self.capacity as u64 {
-            drop(place);
-            self.metrics.refuse(Refusal::QueueFull);
-            return Err(ApiError::unavailable(
-                "the server is busy; retry shortly",
-                1,
-            ));
+            return None;
         }
         // A request's tasks are awaited one at a time: nothing else set it meanwhile.
-        Ok(Arc::clone(self.place.get_or_init(|| place)))
+        Some(Arc::clone(self.place.get_or_init(|| place)))
+    }
+
+    /// Gives the request's place back (a task still running keeps it until it ends); the
+    /// next task takes one again.
+    pub fn release(&mut self) {
+        drop(self.place.take());
+    }
+
+    /// [`Permit::run`], waiting for a free place until `deadline` when the queue is full
+    /// instead of refusing.
+    ///
+    /// # Errors
+    /// As [`Permit::run`]; 503 (deadline) when no place freed in time.
+    pub async fn run_waiting<T, F>(&self, deadline: Instant, f: F) -> Result<T, ApiError>
+    where
+        T: Send + 'static,
+        F: FnOnce() -> Result<T, ApiError> + Send + 'static,
+    {
+        while self.try_place().is_none() {
+            if Instant::now() >= deadline {
+                self.metrics.refuse(Refusal::Deadline);
+                return Err(deadline_error());
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+        self.run(deadline, f).await
     }
 
     /// Runs `f` on the pool (taking the request's place first if it holds none) and waits

@@ -330,3 +330,32 @@ fn a_client_reading_slowly_but_steadily_keeps_its_answer() {
     assert!(body.len() > 200 << 10, "{} bytes", body.len());
     assert_eq!(body, &stored[..body.len()]);
 }
+
+#[test]
+fn clients_that_stop_reading_hold_no_place_in_the_work_queue() {
+    let root = data_root();
+    common::make_noise(
+        &root.path().join("big.b2nd"),
+        &[2048, 2048],
+        &[1024, 1024],
+        &[128, 256],
+    );
+    let d = daemon_with(root.path(), &["--queue", "2"]);
+    // Two clients take the start of a 16 MiB answer, then read nothing.
+    let stalled: Vec<TcpStream> = (0..2)
+        .map(|_| {
+            let mut s = TcpStream::connect(d.addr).unwrap();
+            s.write_all(b"GET /v1/raw/@public/big.b2nd HTTP/1.1\r\nHost: x\r\n\r\n")
+                .unwrap();
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    // Work for the pool still gets a place (the queue holds 2).
+    for _ in 0..3 {
+        let r = d.get("/v1/slice/@public/grid.b2nd?sel=3,0:2");
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    assert_eq!(d.metric("stratad_refused_total{reason=\"queue_full\"}"), 0.0);
+    drop(stalled);
+}
