@@ -64,7 +64,24 @@ pub const UNREADABLE: &str = "the dataset could not be read";
 /// A library error met while reading a dataset: 500, logged.
 pub fn read_error(path: &str, e: &strata::Error) -> ApiError {
     tracing::warn!(dataset = %path, error = %e, "read failed");
-    ApiError::new(axum::http::StatusCode::INTERNAL_SERVER_ERROR, UNREADABLE)
+    // A codec or filter no plugin here provides is a feature this server lacks, not a
+    // fault: 501, naming the ID (the searched directories stay in the log).
+    let missing = match e.root() {
+        strata::Error::UnknownCodec { id } | strata::Error::CodecNotFound { id, .. } => {
+            Some(("codec", id))
+        }
+        strata::Error::UnknownFilter { id } | strata::Error::FilterNotFound { id, .. } => {
+            Some(("filter", id))
+        }
+        _ => None,
+    };
+    match missing {
+        Some((what, id)) => ApiError::new(
+            axum::http::StatusCode::NOT_IMPLEMENTED,
+            format!("the dataset needs {what} ID {id}, which this server has no plugin for"),
+        ),
+        None => ApiError::new(axum::http::StatusCode::INTERNAL_SERVER_ERROR, UNREADABLE),
+    }
 }
 
 impl Dataset {

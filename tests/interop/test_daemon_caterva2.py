@@ -614,3 +614,29 @@ def test_client_write_calls_fail_cleanly(client, tmp_path):
     with pytest.raises(httpx.HTTPStatusError) as e:
         client.upload(f, f"{ROOT}/up.b2nd")
     assert e.value.response.status_code == 405
+
+
+def test_a_codec_no_plugin_provides_is_501_not_500(root, tmp_path):
+    """The same root served with no plugin directory: the ZFP array's metadata and stored
+    bytes are served, decoding it is a 501 naming the codec (not a 500)."""
+    empty = tmp_path / "no-plugins"
+    empty.mkdir()
+    env = dict(os.environ, STRATA_PLUGIN_PATH=str(empty), STRATAD_LOG="error", HOME=str(tmp_path))
+    proc = subprocess.Popen(
+        [str(stratad_binary()), "--root", f"{ROOT}={root}", "--listen", "127.0.0.1:0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        text=True,
+    )
+    try:
+        base = re.match(r"stratad listening on (http://127\.0\.0\.1:\d+)", proc.stdout.readline()).group(1)
+        whole = httpx.get(f"{base}/api/fetch/{ROOT}/zfp.b2nd")
+        assert whole.status_code == 200
+        assert whole.content == (root / "zfp.b2nd").read_bytes()
+        r = httpx.get(f"{base}/api/fetch/{ROOT}/zfp.b2nd", params={"slice_": "0:2"})
+        assert r.status_code == 501
+        assert r.json() == {"detail": "the dataset needs codec ID 33, which this server has no plugin for"}
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
