@@ -1,17 +1,21 @@
 //! Writes: every touched chunk rebuilt and compressed again, in parallel over chunks (a chunk
-//! the selection covers whole from zeros, any other from its decompressed bytes), each
-//! touched block receiving its box of the caller's data; and the chunks of a new array built
-//! from a buffer without reading anything.
+//! the selection covers whole gathered block by block from the caller's data as it is
+//! compressed, any other from its decompressed bytes), each touched block receiving its box
+//! of the caller's data; and the chunks of a new array built from a buffer without reading
+//! anything, each batch stored while the next is compressed.
 
 use super::walk::{block_walk, for_each_row, row_start, scatter};
 use super::{batches, check_chunk, check_source, Counters, SliceStats};
-use crate::alloc::zeroed;
-use crate::chunk::{compress_ctx, job_threads, max_compressed_len, CParams, Context, Decoder};
+use crate::alloc::{resize, zeroed};
+use crate::chunk::{
+    compress_input, job_threads, max_compressed_len, take_scratch, CParams, Context, Decoder, Input,
+};
 use crate::error::{Error, Expected, Result};
 use crate::ndarray::geometry::{c_strides, Geometry};
-use crate::ndarray::plan::{ChunkPlan, SlicePlan};
+use crate::ndarray::plan::{BlockPlan, ChunkPlan, SlicePlan};
 use crate::ndarray::selection::{DimSelection, Selection};
 use crate::ndarray::store::{ChunkSource, ChunkStore};
+use std::ops::Range;
 
 /// Writes `data`, a C-order array of `sel.shape()`, into the selection `sel` of an array of
 /// geometry `geom` whose chunks are in `store`; returns what it did.
@@ -51,17 +55,19 @@ pub fn set_slice<S: ChunkStore + ?Sized>(
 
 /// Compresses the chunks of an array of geometry `geom` holding `data` (the whole array,
 /// C order), in parallel, and hands them to `sink` in order (chunk 0 first), a batch at a
-/// time; returns what it did. This is how a new array is filled: nothing is read.
+/// time; returns what it did. This is how a new array is filled: nothing is read. With more
+/// than one batch, the sink runs on a thread of its own, taking each batch while the next
+/// one is compressed (so a store writes while the runtime compresses).
 ///
 /// # Errors
 /// [`Error::OutOfRange`] if `data` is shorter than the array; the sink's errors; as
-/// [`crate::chunk::compress`].
+/// [`crate::chunk::compress`]. Batches before the failing one may have reached the sink.
 pub(crate) fn build_chunks(
     ctx: &Context,
     cparams: &CParams,
     geom: &Geometry,
     data: &[u8],
-    mut sink: impl FnMut(Vec<Vec<u8>>) -> Result<()>,
+    mut sink: impl FnMut(Vec<Vec<u8>>) -> Result<()> + Send,
 ) -> Result<SliceStats> {
     let sel = Selection::full(geom.shape());
     let plan = SlicePlan::new(geom, &sel)?;
@@ -69,13 +75,51 @@ pub(crate) fn build_chunks(
     check_data("bytes of data for the array", needed, data)?;
     let counters = Counters::default();
     let writer = Writer::new(ctx, cparams, geom, &plan, data, &counters);
-    for batch in batches(plan.nchunks(), geom.chunksize()) {
+    let build = |batch: Range<usize>| {
         let first = batch.start;
         let chunks: Vec<ChunkPlan<'_>> = batch.map(|i| plan.chunk(i)).collect();
         debug_assert!(chunks.iter().zip(first..).all(|(c, i)| c.nchunk() == i));
-        sink(writer.build_batch::<dyn ChunkSource>(None, &chunks)?)?;
-        Counters::add(&counters.chunks_written, chunks.len());
+        writer.build_batch::<dyn ChunkSource>(None, &chunks)
+    };
+    let mut sunk = |built: Vec<Vec<u8>>| {
+        let n = built.len();
+        sink(built)?;
+        Counters::add(&counters.chunks_written, n);
+        Ok(())
+    };
+    let all = batches(plan.nchunks(), geom.chunksize());
+    if all.len() <= 1 {
+        for batch in all {
+            sunk(build(batch)?)?;
+        }
+        return Ok(counters.stats());
     }
+    std::thread::scope(|s| {
+        // One batch waits while the sink takes the one before: compressed bytes of at most
+        // three batches are held at once.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Vec<u8>>>(1);
+        let sinking = s.spawn(move || rx.into_iter().try_for_each(&mut sunk));
+        let mut made = Ok(());
+        for batch in all {
+            match build(batch) {
+                // A closed channel: the sink failed, and says why below.
+                Ok(built) => {
+                    if tx.send(built).is_err() {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    made = Err(e);
+                    break;
+                }
+            }
+        }
+        drop(tx);
+        let sunk = sinking
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        made.and(sunk)
+    })?;
     Ok(counters.stats())
 }
 
@@ -167,7 +211,9 @@ impl<'w> Writer<'w> {
         })
     }
 
-    /// The new bytes of touched chunk `chunk`, compressed on up to `nthreads` threads.
+    /// The new bytes of touched chunk `chunk`, compressed on up to `nthreads` threads. A
+    /// chunk covered whole is gathered block by block from the caller's data by the threads
+    /// that compress it; any other is decompressed, then its touched blocks receive theirs.
     fn build<S: ChunkSource + ?Sized>(
         &self,
         source: Option<&S>,
@@ -176,48 +222,88 @@ impl<'w> Writer<'w> {
     ) -> Result<Vec<u8>> {
         let geom = self.geom;
         let cnb = geom.chunksize();
-        let mut buf = zeroed(cnb)?;
-        if !chunk.covered() {
-            let source = source.ok_or(Error::Internal {
-                what: "a chunk not covered whole is built without the chunk it replaces",
-            })?;
-            let old = source.chunk(chunk.nchunk())?;
-            let decoder = Decoder::new(self.ctx.registry(), &old)?.with_nd(self.cparams.nd.clone());
-            check_chunk(geom, &decoder)?;
-            decoder.decompress_on(self.ctx.runtime(), nthreads, &mut buf)?;
-            Counters::add(&self.counters.chunks_read, 1);
-            Counters::add(&self.counters.blocks_decompressed, decoder.header.nblocks());
-        }
         let bnb = geom.blocksize();
-        let ts = geom.typesize();
-        for block in chunk.blocks() {
-            let dst = &mut buf[block.nblock * bnb..(block.nblock + 1) * bnb];
-            let (base, steps) = block_walk(&block, &self.sels, &self.block_strides);
-            let counts: Vec<usize> = block.segments.iter().map(|s| s.count).collect();
-            let row_len = counts[counts.len() - 1] * ts;
-            let last = steps.len() - 1;
-            for_each_row(&counts, |outer| {
-                let from: usize = block
-                    .segments
-                    .iter()
-                    .zip(outer.iter().chain(std::iter::once(&0)))
-                    .zip(&self.data_strides)
-                    .map(|((s, &o), &stride)| (s.out + o) * stride)
-                    .sum();
-                let row = &self.data[from..from + row_len];
-                scatter(row, dst, row_start(base, &steps, outer), steps[last], ts);
-                Counters::add(&self.counters.bytes_copied, row_len);
-                Ok(())
-            })?;
-        }
         let cparams = CParams {
             nthreads,
             ..self.cparams.clone()
         };
+        let ts = geom.typesize();
+        let copied: usize = chunk
+            .blocks()
+            .map(|b| b.segments.iter().map(|s| s.count).product::<usize>() * ts)
+            .sum();
+        Counters::add(&self.counters.bytes_copied, copied);
         let mut out = zeroed(max_compressed_len(cnb))?;
-        let n = compress_ctx(self.ctx, &cparams, &buf, &mut out)?;
+        let n = if chunk.covered() {
+            let mut blocks: Vec<Option<BlockPlan>> = vec![None; geom.nblocks()];
+            for block in chunk.blocks() {
+                let at = block.nblock;
+                blocks[at] = Some(block);
+            }
+            let fill = |nblock: usize, dst: &mut [u8]| match &blocks[nblock] {
+                Some(block) => {
+                    // Items outside the array (padding) are zeros, as C-Blosc2 writes them.
+                    if !block.segments.iter().all(|s| s.dense) {
+                        dst.fill(0);
+                    }
+                    self.scatter_block(block, dst)
+                }
+                None => {
+                    dst.fill(0);
+                    Ok(())
+                }
+            };
+            let input = Input::Blocks {
+                nbytes: cnb,
+                blocksize: bnb,
+                fill: &fill,
+            };
+            compress_input(self.ctx, &cparams, &input, &mut out)?
+        } else {
+            let source = source.ok_or(Error::Internal {
+                what: "a chunk not covered whole is built without the chunk it replaces",
+            })?;
+            // A buffer kept by this thread from earlier chunks: the decompression writes
+            // every byte of it, so it is neither allocated nor zero-filled again.
+            let mut kept = take_scratch();
+            let buf = &mut kept[0];
+            resize(buf, cnb, 0)?;
+            let old = source.chunk(chunk.nchunk())?;
+            let decoder = Decoder::new(self.ctx.registry(), &old)?.with_nd(self.cparams.nd.clone());
+            check_chunk(geom, &decoder)?;
+            decoder.decompress_on(self.ctx.runtime(), nthreads, buf)?;
+            Counters::add(&self.counters.chunks_read, 1);
+            Counters::add(&self.counters.blocks_decompressed, decoder.header.nblocks());
+            for block in chunk.blocks() {
+                let at = block.nblock * bnb;
+                self.scatter_block(&block, &mut buf[at..at + bnb])?;
+            }
+            compress_input(self.ctx, &cparams, &Input::Bytes(buf), &mut out)?
+        };
         out.truncate(n);
         Ok(out)
+    }
+
+    /// Copies `block`'s box of the caller's data into `dst`, the block's bytes (the caller
+    /// counts them, as a block may be gathered more than once).
+    fn scatter_block(&self, block: &BlockPlan, dst: &mut [u8]) -> Result<()> {
+        let ts = self.geom.typesize();
+        let (base, steps) = block_walk(block, &self.sels, &self.block_strides);
+        let counts: Vec<usize> = block.segments.iter().map(|s| s.count).collect();
+        let row_len = counts[counts.len() - 1] * ts;
+        let last = steps.len() - 1;
+        for_each_row(&counts, |outer| {
+            let from: usize = block
+                .segments
+                .iter()
+                .zip(outer.iter().chain(std::iter::once(&0)))
+                .zip(&self.data_strides)
+                .map(|((s, &o), &stride)| (s.out + o) * stride)
+                .sum();
+            let row = &self.data[from..from + row_len];
+            scatter(row, dst, row_start(base, &steps, outer), steps[last], ts);
+            Ok(())
+        })
     }
 }
 
@@ -329,5 +415,120 @@ mod tests {
             "{e}"
         );
         assert_eq!(all(&g, &chunks), data);
+    }
+
+    #[test]
+    fn chunks_gathered_block_by_block_equal_their_padded_bytes_compressed() {
+        use crate::chunk::compress_vec_ctx;
+        use crate::format::b2nd::B2ndMeta;
+        use crate::format::ids::{CodecId, FilterId};
+        use crate::ndarray::geometry::unravel;
+        // Every dimension cut by the shape and by the chunkshape: edge chunks and edge
+        // blocks hold padding, and some blocks lie wholly in it.
+        let meta = B2ndMeta::new(vec![11, 9, 13], vec![6, 5, 8], vec![4, 2, 3], "<u8").unwrap();
+        let g = Geometry::new(&meta, 8).unwrap();
+        let smooth: Vec<u8> = (0..g.nitems() as u64)
+            .flat_map(|i| (i * i % 1000 + i / 7).to_le_bytes())
+            .collect();
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let noise: Vec<u8> = (0..g.nitems() * 8)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        // Chunk `n` as C-Blosc2 lays it out: its blocks in order, each in C order, zeros
+        // wherever the extended chunk lies outside the chunk or the array.
+        let padded = |data: &[u8], n: usize| -> Vec<u8> {
+            let (shape, cshape, bshape) = g.inner();
+            let coords = g.chunk_coords(n);
+            let mut out = Vec::with_capacity(g.chunksize());
+            for nblock in 0..g.nblocks() {
+                let b = g.block_coords(nblock);
+                for item in 0..g.block_nitems() {
+                    let i = unravel(item, bshape);
+                    let local: Vec<usize> = (0..3).map(|d| b[d] * bshape[d] + i[d]).collect();
+                    let at: Vec<usize> = (0..3).map(|d| coords[d] * cshape[d] + local[d]).collect();
+                    if (0..3).all(|d| local[d] < cshape[d] && at[d] < shape[d]) {
+                        let k = (at[0] * shape[1] + at[1]) * shape[2] + at[2];
+                        out.extend_from_slice(&data[k * 8..k * 8 + 8]);
+                    } else {
+                        out.extend_from_slice(&[0; 8]);
+                    }
+                }
+            }
+            out
+        };
+        let lz4 = CParams::default().with_codec(CodecId::LZ4).with_typesize(8);
+        let filters = |f: [FilterId; 6]| lz4.clone().with_filters(f, [0; 6]);
+        let none = FilterId::NOFILTER;
+        let cases = [
+            lz4.clone(),
+            filters([none, none, none, none, none, FilterId::BITSHUFFLE]),
+            filters([none; 6]),
+            filters([FilterId::SHUFFLE, none, none, none, none, FilterId::BITSHUFFLE]),
+            // Delta reads the whole chunk, a dictionary is trained on it: gathered first.
+            filters([none, none, none, none, FilterId::DELTA, FilterId::SHUFFLE]),
+            CParams::default()
+                .with_codec(CodecId::ZSTD)
+                .with_typesize(8)
+                .with_use_dict(true),
+            lz4.clone().with_clevel(0),
+        ];
+        let ctx = Context::global();
+        for (data, what) in [(&smooth, "smooth"), (&noise, "noise")] {
+            for cp in &cases {
+                for nthreads in [1, 2] {
+                    let cp = cp.clone().with_nthreads(nthreads);
+                    let mut built = Vec::new();
+                    let stats = build_chunks(&ctx, &cp, &g, data, |b| {
+                        built.extend(b);
+                        Ok(())
+                    })
+                    .unwrap();
+                    assert_eq!(stats.bytes_copied, data.len());
+                    assert_eq!(built.len(), g.nchunks());
+                    for (n, chunk) in built.iter().enumerate() {
+                        let want = padded(data, n);
+                        let c = compress_vec_ctx(&ctx, &g.chunk_cparams(&cp), &want).unwrap();
+                        assert!(*chunk == c, "{what} chunk {n}, {cp:?}");
+                        assert_eq!(decompress_vec(chunk).unwrap(), want);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn batches_reach_the_sink_in_order_and_its_error_stops_the_build() {
+        // More chunks than one batch holds: the sink takes them on a thread of its own.
+        let n = super::super::MAX_BATCH_CHUNKS * 2 + 5;
+        let g = geometry(&[n as i64], &[1], &[1]);
+        let data = counting(&g);
+        let ctx = Context::global();
+        let mut seen = Vec::new();
+        let stats = build_chunks(&ctx, &cparams(), &g, &data, |batch| {
+            seen.push(batch.len());
+            let first = seen.len() - 1;
+            for (k, c) in batch.iter().enumerate() {
+                let at = first * super::super::MAX_BATCH_CHUNKS + k;
+                assert_eq!(decompress_vec(c).unwrap(), [data[at]]);
+            }
+            Ok(())
+        })
+        .unwrap();
+        let m = super::super::MAX_BATCH_CHUNKS;
+        assert_eq!(seen, [m, m, 5]);
+        assert_eq!((stats.chunks_written, stats.bytes_copied), (n, n));
+        let mut calls = 0;
+        let e = build_chunks(&ctx, &cparams(), &g, &data, |_| {
+            calls += 1;
+            Err(Error::Unsupported { what: "a full disk" })
+        })
+        .unwrap_err();
+        assert_eq!(e, Error::Unsupported { what: "a full disk" });
+        assert_eq!(calls, 1);
     }
 }
