@@ -130,7 +130,7 @@ def strata_save(m, path, case, partitions, sync):
         for d in range(m.ndim):
             p.chunkshape[d], p.blockshape[d] = chunks[d], blocks[d]
     p.cparams.codec, p.cparams.clevel = case["codec_id"], case["clevel"]
-    p.cparams.filters[:] = case["filters"]
+    p.cparams.filters[:] = [f.value for f in case["filters"]]
     p.cparams.filters_meta[:] = [0] * 6
     p.cparams.nthreads = args.nthreads
     p.dparams.nthreads = args.nthreads

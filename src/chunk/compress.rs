@@ -526,6 +526,17 @@ fn compress_block(
     Ok(Some((pos, all_zero_runs)))
 }
 
+/// Whether every byte of `bytes` is `value`: 64 bytes at a time without a branch inside
+/// (which the compiler turns into vector compares), as a stream is checked for a run before
+/// every codec call.
+fn is_run(bytes: &[u8], value: u8) -> bool {
+    let mut words = bytes.chunks_exact(64);
+    words
+        .by_ref()
+        .all(|w| w.iter().fold(0, |acc, &b| acc | (b ^ value)) == 0)
+        && words.remainder().iter().all(|&b| b == value)
+}
+
 fn le32(v: usize) -> [u8; 4] {
     // Every size here is below BLOSC2_MAX_BUFFERSIZE + overhead, which fits an i32.
     i32::try_from(v).unwrap_or(i32::MAX).to_le_bytes()
@@ -546,7 +557,7 @@ fn compress_stream(
     }
     // Runs of one byte value are stored without calling the codec.
     if let Some((&first, rest)) = stream.split_first() {
-        if rest.iter().all(|&b| b == first) {
+        if is_run(rest, first) {
             if first == 0 {
                 out[..4].copy_from_slice(&0i32.to_le_bytes());
                 return Ok(Some((4, true)));
@@ -601,4 +612,23 @@ fn train_dict(plan: &Plan<'_>, src: &[u8]) -> Result<Option<Vec<u8>>> {
     }
     filtered.truncate(nsamples * sample_size);
     Ok(zstd::dict::from_continuous(&filtered, &vec![sample_size; nsamples], maxsize).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_run;
+
+    #[test]
+    fn a_run_is_found_at_every_length_and_a_stray_byte_anywhere_breaks_it() {
+        for n in [0, 1, 63, 64, 65, 130, 200] {
+            let run = vec![7u8; n];
+            assert!(is_run(&run, 7), "{n}");
+            assert_eq!(is_run(&run, 0), n == 0, "{n}");
+            for at in 0..n {
+                let mut v = run.clone();
+                v[at] = 6;
+                assert!(!is_run(&v, 7), "{n} {at}");
+            }
+        }
+    }
 }

@@ -496,10 +496,8 @@ mod tests {
     fn rewriting_the_last_chunk_reads_nothing_and_ends_as_in_place() {
         let (big, big2) = (noisy(1, 1000, 4096), noisy(2, 1000, 4096));
         let run = |updates: &[(usize, &[u8])]| {
-            let (rec, log) = Recording::new(crate::frame::io::MemIo::new(
-                base(),
-                FrameType::Contiguous,
-            ));
+            let (rec, log) =
+                Recording::new(crate::frame::io::MemIo::new(base(), FrameType::Contiguous));
             let store = rec.inner.clone();
             let mut f =
                 Frame::open(Box::new(rec), true, SyncPolicy::None, Context::global()).unwrap();
@@ -519,7 +517,10 @@ mod tests {
         let (read2, bytes2) = run(&[(2, &big), (1, &big2)]);
         assert_eq!(read2, 64);
         // The files equal those holding the new chunks from the start.
-        assert_eq!(bytes, built(&[ramp(0, 1000), ramp(1000, 1000), big.clone()]));
+        assert_eq!(
+            bytes,
+            built(&[ramp(0, 1000), ramp(1000, 1000), big.clone()])
+        );
         assert_eq!(bytes2, built(&[ramp(0, 1000), big2.clone(), big.clone()]));
         let reread = Frame::open(
             Box::new(crate::frame::io::MemIo::new(bytes2, FrameType::Contiguous)),

@@ -241,7 +241,7 @@ pub(super) mod testkit {
     pub fn array(geom: &Geometry, data: &[u8]) -> Chunks {
         let mut chunks = Chunks::default();
         build_chunks(&Context::global(), &cparams(), geom, data, |batch| {
-            chunks.0.extend(batch);
+            chunks.0.extend(batch.iter().map(|c| c.to_vec()));
             Ok(())
         })
         .unwrap();

@@ -67,7 +67,7 @@ pub(crate) fn build_chunks(
     cparams: &CParams,
     geom: &Geometry,
     data: &[u8],
-    mut sink: impl FnMut(Vec<Vec<u8>>) -> Result<()> + Send,
+    mut sink: impl FnMut(&[&[u8]]) -> Result<()> + Send,
 ) -> Result<SliceStats> {
     let sel = Selection::full(geom.shape());
     let plan = SlicePlan::new(geom, &sel)?;
@@ -75,33 +75,49 @@ pub(crate) fn build_chunks(
     check_data("bytes of data for the array", needed, data)?;
     let counters = Counters::default();
     let writer = Writer::new(ctx, cparams, geom, &plan, data, &counters);
-    let build = |batch: Range<usize>| {
+    // Each batch is compressed into buffers of batches already stored, when there are some:
+    // fresh memory costs a page fault per page touched.
+    let build = |batch: Range<usize>, spare: &mut Vec<Built>| {
         let first = batch.start;
         let chunks: Vec<ChunkPlan<'_>> = batch.map(|i| plan.chunk(i)).collect();
         debug_assert!(chunks.iter().zip(first..).all(|(c, i)| c.nchunk() == i));
-        writer.build_batch::<dyn ChunkSource>(None, &chunks)
+        let mut built: Vec<Built> = (0..chunks.len())
+            .map(|_| spare.pop().unwrap_or_default())
+            .collect();
+        writer.build_into::<dyn ChunkSource>(None, &chunks, &mut built)?;
+        Ok::<_, Error>(built)
     };
-    let mut sunk = |built: Vec<Vec<u8>>| {
-        let n = built.len();
-        sink(built)?;
-        Counters::add(&counters.chunks_written, n);
-        Ok(())
+    let mut sunk = |built: &[Built]| {
+        let refs: Vec<&[u8]> = built.iter().map(Built::bytes).collect();
+        sink(&refs)?;
+        Counters::add(&counters.chunks_written, built.len());
+        Ok::<_, Error>(())
     };
     let all = batches(plan.nchunks(), geom.chunksize());
+    let mut spare = Vec::new();
     if all.len() <= 1 {
         for batch in all {
-            sunk(build(batch)?)?;
+            sunk(&build(batch, &mut spare)?)?;
         }
         return Ok(counters.stats());
     }
     std::thread::scope(|s| {
         // One batch waits while the sink takes the one before: compressed bytes of at most
-        // three batches are held at once.
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Vec<u8>>>(1);
-        let sinking = s.spawn(move || rx.into_iter().try_for_each(&mut sunk));
+        // three batches are held at once. Stored batches come back for their buffers.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Built>>(1);
+        let (back, returned) = std::sync::mpsc::channel::<Vec<Built>>();
+        let sinking = s.spawn(move || {
+            for built in rx {
+                sunk(&built)?;
+                // The builder may be gone (it failed): the buffers are then simply freed.
+                let _ = back.send(built);
+            }
+            Ok(())
+        });
         let mut made = Ok(());
         for batch in all {
-            match build(batch) {
+            spare.extend(returned.try_iter().flatten());
+            match build(batch, &mut spare) {
                 // A closed channel: the sink failed, and says why below.
                 Ok(built) => {
                     if tx.send(built).is_err() {
@@ -160,6 +176,19 @@ pub(crate) fn build_chunk(
     Ok(built.swap_remove(0))
 }
 
+/// A compressed chunk: the first `len` bytes of `buf`.
+#[derive(Debug, Default)]
+struct Built {
+    buf: Vec<u8>,
+    len: usize,
+}
+
+impl Built {
+    fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
 struct Writer<'w> {
     ctx: &'w Context,
     cparams: CParams,
@@ -201,25 +230,50 @@ impl<'w> Writer<'w> {
         source: Option<&S>,
         chunks: &[ChunkPlan<'_>],
     ) -> Result<Vec<Vec<u8>>> {
+        let mut built: Vec<Built> = (0..chunks.len()).map(|_| Built::default()).collect();
+        self.build_into(source, chunks, &mut built)?;
+        Ok(built
+            .into_iter()
+            .map(|b| {
+                let mut v = b.buf;
+                v.truncate(b.len);
+                v
+            })
+            .collect())
+    }
+
+    /// [`Writer::build_batch`] into `built` (one per chunk; buffers of earlier chunks are
+    /// reused as they are, without being cleared).
+    fn build_into<S: ChunkSource + ?Sized>(
+        &self,
+        source: Option<&S>,
+        chunks: &[ChunkPlan<'_>],
+        built: &mut [Built],
+    ) -> Result<()> {
         let rt = self.ctx.runtime();
         let bytes = chunks.len().saturating_mul(self.geom.chunksize());
         let outer = job_threads(rt, self.cparams.nthreads, bytes).min(chunks.len());
         // One chunk at a time uses the threads inside the chunk; several share them out.
         let inner = if outer > 1 { 1 } else { self.cparams.nthreads };
-        rt.map_index(chunks.len(), outer, |i| {
-            self.build(source, &chunks[i], inner)
+        rt.for_each_chunk_mut(built, 1, outer, |i, slot| {
+            let b = &mut slot[0];
+            b.len = self.build(source, &chunks[i], inner, &mut b.buf)?;
+            Ok(())
         })
     }
 
     /// The new bytes of touched chunk `chunk`, compressed on up to `nthreads` threads. A
     /// chunk covered whole is gathered block by block from the caller's data by the threads
     /// that compress it; any other is decompressed, then its touched blocks receive theirs.
+    /// Writes it at the start of `out` (grown to the most a chunk can take if shorter; a
+    /// buffer that held an earlier chunk is not written again), and returns its length.
     fn build<S: ChunkSource + ?Sized>(
         &self,
         source: Option<&S>,
         chunk: &ChunkPlan<'_>,
         nthreads: usize,
-    ) -> Result<Vec<u8>> {
+        out: &mut Vec<u8>,
+    ) -> Result<usize> {
         let geom = self.geom;
         let cnb = geom.chunksize();
         let bnb = geom.blocksize();
@@ -233,7 +287,9 @@ impl<'w> Writer<'w> {
             .map(|b| b.segments.iter().map(|s| s.count).product::<usize>() * ts)
             .sum();
         Counters::add(&self.counters.bytes_copied, copied);
-        let mut out = zeroed(max_compressed_len(cnb))?;
+        if out.len() < max_compressed_len(cnb) {
+            *out = zeroed(max_compressed_len(cnb))?;
+        }
         let n = if chunk.covered() {
             let mut blocks: Vec<Option<BlockPlan>> = vec![None; geom.nblocks()];
             for block in chunk.blocks() {
@@ -258,7 +314,7 @@ impl<'w> Writer<'w> {
                 blocksize: bnb,
                 fill: &fill,
             };
-            compress_input(self.ctx, &cparams, &input, &mut out)?
+            compress_input(self.ctx, &cparams, &input, out)?
         } else {
             let source = source.ok_or(Error::Internal {
                 what: "a chunk not covered whole is built without the chunk it replaces",
@@ -278,10 +334,9 @@ impl<'w> Writer<'w> {
                 let at = block.nblock * bnb;
                 self.scatter_block(&block, &mut buf[at..at + bnb])?;
             }
-            compress_input(self.ctx, &cparams, &Input::Bytes(buf), &mut out)?
+            compress_input(self.ctx, &cparams, &Input::Bytes(buf), out)?
         };
-        out.truncate(n);
-        Ok(out)
+        Ok(n)
     }
 
     /// Copies `block`'s box of the caller's data into `dst`, the block's bytes (the caller
@@ -468,7 +523,14 @@ mod tests {
             lz4.clone(),
             filters([none, none, none, none, none, FilterId::BITSHUFFLE]),
             filters([none; 6]),
-            filters([FilterId::SHUFFLE, none, none, none, none, FilterId::BITSHUFFLE]),
+            filters([
+                FilterId::SHUFFLE,
+                none,
+                none,
+                none,
+                none,
+                FilterId::BITSHUFFLE,
+            ]),
             // Delta reads the whole chunk, a dictionary is trained on it: gathered first.
             filters([none, none, none, none, FilterId::DELTA, FilterId::SHUFFLE]),
             CParams::default()
@@ -484,7 +546,7 @@ mod tests {
                     let cp = cp.clone().with_nthreads(nthreads);
                     let mut built = Vec::new();
                     let stats = build_chunks(&ctx, &cp, &g, data, |b| {
-                        built.extend(b);
+                        built.extend(b.iter().map(|c| c.to_vec()));
                         Ok(())
                     })
                     .unwrap();
@@ -525,10 +587,17 @@ mod tests {
         let mut calls = 0;
         let e = build_chunks(&ctx, &cparams(), &g, &data, |_| {
             calls += 1;
-            Err(Error::Unsupported { what: "a full disk" })
+            Err(Error::Unsupported {
+                what: "a full disk",
+            })
         })
         .unwrap_err();
-        assert_eq!(e, Error::Unsupported { what: "a full disk" });
+        assert_eq!(
+            e,
+            Error::Unsupported {
+                what: "a full disk"
+            }
+        );
         assert_eq!(calls, 1);
     }
 }
