@@ -197,6 +197,8 @@ struct Writer<'w> {
     block_strides: Vec<usize>,
     /// Byte strides of the caller's data (C order over the selection's shape).
     data_strides: Vec<usize>,
+    /// The selection's shape over the internal dimensions (the caller's data).
+    sel_shape: Vec<usize>,
     data: &'w [u8],
     counters: &'w Counters,
 }
@@ -218,6 +220,7 @@ impl<'w> Writer<'w> {
             sels: plan.sels().copied().collect(),
             block_strides: c_strides(geom.inner().2).iter().map(|s| s * ts).collect(),
             data_strides: c_strides(plan.inner_out()).iter().map(|s| s * ts).collect(),
+            sel_shape: plan.inner_out().to_vec(),
             data,
             counters,
         }
@@ -290,7 +293,9 @@ impl<'w> Writer<'w> {
         if out.len() < max_compressed_len(cnb) {
             *out = zeroed(max_compressed_len(cnb))?;
         }
-        let n = if chunk.covered() {
+        let n = if let Some(bytes) = self.contiguous(chunk) {
+            compress_input(self.ctx, &cparams, &Input::Bytes(bytes), out)?
+        } else if chunk.covered() {
             let mut blocks: Vec<Option<BlockPlan>> = vec![None; geom.nblocks()];
             for block in chunk.blocks() {
                 let at = block.nblock;
@@ -337,6 +342,41 @@ impl<'w> Writer<'w> {
             compress_input(self.ctx, &cparams, &Input::Bytes(buf), out)?
         };
         Ok(n)
+    }
+
+    /// The bytes of `chunk` in the caller's data when they are exactly the chunk's bytes, to
+    /// be compressed where they are: a chunk covered whole (forwards), without padding,
+    /// whose blocks follow each other in C order and whose box is one run of the data (slabs
+    /// of whole rows, as python-blosc2 partitions a C-order array).
+    fn contiguous(&self, chunk: &ChunkPlan<'_>) -> Option<&'w [u8]> {
+        let geom = self.geom;
+        let (_, cshape, bshape) = geom.inner();
+        let dense = geom.chunk_is_dense(&geom.chunk_coords(chunk.nchunk()));
+        if !chunk.covered() || !dense || self.sels.iter().any(|s| s.step != 1) {
+            return None;
+        }
+        // Blocks in C order: one item along every dimension before the last one that blocks
+        // cut (they are whole along those after it).
+        if let Some(k) = bshape.iter().zip(cshape).rposition(|(b, c)| b < c) {
+            if bshape[..k].iter().any(|&b| b != 1) {
+                return None;
+            }
+        }
+        // One run of the data: after the first dimension longer than one item, the chunk
+        // spans the data whole.
+        if let Some(j) = cshape.iter().position(|&c| c > 1) {
+            if cshape[j + 1..] != self.sel_shape[j + 1..] {
+                return None;
+            }
+        }
+        let first = chunk.block(0);
+        let from: usize = first
+            .segments
+            .iter()
+            .zip(&self.data_strides)
+            .map(|(s, &stride)| s.out * stride)
+            .sum();
+        self.data.get(from..from + geom.chunksize())
     }
 
     /// Copies `block`'s box of the caller's data into `dst`, the block's bytes (the caller
@@ -472,50 +512,37 @@ mod tests {
         assert_eq!(all(&g, &chunks), data);
     }
 
+    /// Chunk `n` of `g` holding `data` (items of 8 bytes) as C-Blosc2 lays it out: its
+    /// blocks in order, each in C order, zeros wherever the extended chunk lies outside the
+    /// chunk or the array.
+    fn padded(g: &Geometry, data: &[u8], n: usize) -> Vec<u8> {
+        use crate::ndarray::geometry::{ravel, unravel};
+        let (shape, cshape, bshape) = g.inner();
+        let nd = shape.len();
+        let coords = g.chunk_coords(n);
+        let mut out = Vec::with_capacity(g.chunksize());
+        for nblock in 0..g.nblocks() {
+            let b = g.block_coords(nblock);
+            for item in 0..g.block_nitems() {
+                let i = unravel(item, bshape);
+                let local: Vec<usize> = (0..nd).map(|d| b[d] * bshape[d] + i[d]).collect();
+                let at: Vec<usize> = (0..nd).map(|d| coords[d] * cshape[d] + local[d]).collect();
+                if (0..nd).all(|d| local[d] < cshape[d] && at[d] < shape[d]) {
+                    let k = ravel(&at, shape);
+                    out.extend_from_slice(&data[k * 8..k * 8 + 8]);
+                } else {
+                    out.extend_from_slice(&[0; 8]);
+                }
+            }
+        }
+        out
+    }
+
     #[test]
     fn chunks_gathered_block_by_block_equal_their_padded_bytes_compressed() {
         use crate::chunk::compress_vec_ctx;
         use crate::format::b2nd::B2ndMeta;
         use crate::format::ids::{CodecId, FilterId};
-        use crate::ndarray::geometry::unravel;
-        // Every dimension cut by the shape and by the chunkshape: edge chunks and edge
-        // blocks hold padding, and some blocks lie wholly in it.
-        let meta = B2ndMeta::new(vec![11, 9, 13], vec![6, 5, 8], vec![4, 2, 3], "<u8").unwrap();
-        let g = Geometry::new(&meta, 8).unwrap();
-        let smooth: Vec<u8> = (0..g.nitems() as u64)
-            .flat_map(|i| (i * i % 1000 + i / 7).to_le_bytes())
-            .collect();
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let noise: Vec<u8> = (0..g.nitems() * 8)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect();
-        // Chunk `n` as C-Blosc2 lays it out: its blocks in order, each in C order, zeros
-        // wherever the extended chunk lies outside the chunk or the array.
-        let padded = |data: &[u8], n: usize| -> Vec<u8> {
-            let (shape, cshape, bshape) = g.inner();
-            let coords = g.chunk_coords(n);
-            let mut out = Vec::with_capacity(g.chunksize());
-            for nblock in 0..g.nblocks() {
-                let b = g.block_coords(nblock);
-                for item in 0..g.block_nitems() {
-                    let i = unravel(item, bshape);
-                    let local: Vec<usize> = (0..3).map(|d| b[d] * bshape[d] + i[d]).collect();
-                    let at: Vec<usize> = (0..3).map(|d| coords[d] * cshape[d] + local[d]).collect();
-                    if (0..3).all(|d| local[d] < cshape[d] && at[d] < shape[d]) {
-                        let k = (at[0] * shape[1] + at[1]) * shape[2] + at[2];
-                        out.extend_from_slice(&data[k * 8..k * 8 + 8]);
-                    } else {
-                        out.extend_from_slice(&[0; 8]);
-                    }
-                }
-            }
-            out
-        };
         let lz4 = CParams::default().with_codec(CodecId::LZ4).with_typesize(8);
         let filters = |f: [FilterId; 6]| lz4.clone().with_filters(f, [0; 6]);
         let none = FilterId::NOFILTER;
@@ -539,28 +566,102 @@ mod tests {
                 .with_use_dict(true),
             lz4.clone().with_clevel(0),
         ];
+        let geometries = [
+            // Every dimension cut by the shape and by the chunkshape: edge chunks and edge
+            // blocks hold padding, and some blocks lie wholly in it.
+            (vec![11, 9, 13], vec![6, 5, 8], vec![4, 2, 3]),
+            // Slabs of whole rows in blocks of half rows: each chunk is a run of the data,
+            // compressed where it lies.
+            (vec![12, 10], vec![3, 10], vec![1, 5]),
+            // Slabs of whole rows in blocks of three half rows: not in C order.
+            (vec![12, 10], vec![3, 10], vec![3, 5]),
+        ];
         let ctx = Context::global();
-        for (data, what) in [(&smooth, "smooth"), (&noise, "noise")] {
-            for cp in &cases {
-                for nthreads in [1, 2] {
-                    let cp = cp.clone().with_nthreads(nthreads);
-                    let mut built = Vec::new();
-                    let stats = build_chunks(&ctx, &cp, &g, data, |b| {
-                        built.extend(b.iter().map(|c| c.to_vec()));
-                        Ok(())
-                    })
-                    .unwrap();
-                    assert_eq!(stats.bytes_copied, data.len());
-                    assert_eq!(built.len(), g.nchunks());
-                    for (n, chunk) in built.iter().enumerate() {
-                        let want = padded(data, n);
-                        let c = compress_vec_ctx(&ctx, &g.chunk_cparams(&cp), &want).unwrap();
-                        assert!(*chunk == c, "{what} chunk {n}, {cp:?}");
-                        assert_eq!(decompress_vec(chunk).unwrap(), want);
+        for (shape, chunkshape, blockshape) in geometries {
+            let meta = B2ndMeta::new(shape, chunkshape, blockshape, "<u8").unwrap();
+            let g = Geometry::new(&meta, 8).unwrap();
+            let smooth: Vec<u8> = (0..g.nitems() as u64)
+                .flat_map(|i| (i * i % 1000 + i / 7).to_le_bytes())
+                .collect();
+            let mut x = 0x9e37_79b9_7f4a_7c15u64;
+            let noise: Vec<u8> = (0..g.nitems() * 8)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            for (data, what) in [(&smooth, "smooth"), (&noise, "noise")] {
+                for cp in &cases {
+                    for nthreads in [1, 2] {
+                        let cp = cp.clone().with_nthreads(nthreads);
+                        let mut built = Vec::new();
+                        let stats = build_chunks(&ctx, &cp, &g, data, |b| {
+                            built.extend(b.iter().map(|c| c.to_vec()));
+                            Ok(())
+                        })
+                        .unwrap();
+                        assert_eq!(stats.bytes_copied, data.len());
+                        assert_eq!(built.len(), g.nchunks());
+                        for (n, chunk) in built.iter().enumerate() {
+                            let want = padded(&g, data, n);
+                            let c = compress_vec_ctx(&ctx, &g.chunk_cparams(&cp), &want).unwrap();
+                            assert!(*chunk == c, "{what} chunk {n} of {g:?}, {cp:?}");
+                            assert_eq!(decompress_vec(chunk).unwrap(), want);
+                        }
                     }
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_covered_chunk_of_a_slab_is_compressed_from_the_callers_data() {
+        // Rows 3..6 of a 12 x 10 array in chunks of 3 whole rows, blocks of half rows: the
+        // selection's data is chunk 1's bytes exactly.
+        let g = geometry(&[12, 10], &[3, 10], &[1, 5]);
+        let mut data = counting(&g);
+        let mut chunks = array(&g, &data);
+        let sel = Selection::new(g.shape(), &[Slice::range(3, 6), Slice::FULL]).unwrap();
+        let new: Vec<u8> = (100..130).collect();
+        let ctx = Context::global();
+        let back =
+            Selection::new(g.shape(), &[Slice::new(Some(5), Some(2), -1), Slice::FULL]).unwrap();
+        let counters = Counters::default();
+        let contiguous = |g: &Geometry, sel: &Selection| {
+            let plan = SlicePlan::new(g, sel).unwrap();
+            let w = Writer::new(&ctx, &cparams(), g, &plan, &new, &counters);
+            w.contiguous(&plan.chunk(0)).map(<[u8]>::as_ptr)
+        };
+        assert_eq!(contiguous(&g, &sel), Some(new.as_ptr()));
+        assert_eq!(contiguous(&g, &back), None);
+        let across = geometry(&[12, 10], &[3, 10], &[3, 5]);
+        assert_eq!(contiguous(&across, &sel), None);
+        let s = set_slice(&ctx, &cparams(), &g, &mut chunks, &sel, &new).unwrap();
+        assert_eq!(
+            (s.chunks_read, s.chunks_written, s.bytes_copied),
+            (0, 1, 30)
+        );
+        assert_eq!(
+            chunks.0[1],
+            compress_ctx_vec(&g, &new),
+            "the chunk is the selection's bytes compressed"
+        );
+        data[30..60].copy_from_slice(&new);
+        assert_eq!(all(&g, &chunks), data);
+        // Backwards, the same rows are not a run of the data in order: gathered instead.
+        set_slice(&ctx, &cparams(), &g, &mut chunks, &back, &new).unwrap();
+        let mut rows: Vec<u8> = new[20..30].to_vec();
+        rows.extend_from_slice(&new[10..20]);
+        rows.extend_from_slice(&new[..10]);
+        data[30..60].copy_from_slice(&rows);
+        assert_eq!(all(&g, &chunks), data);
+    }
+
+    fn compress_ctx_vec(g: &Geometry, chunk: &[u8]) -> Vec<u8> {
+        crate::chunk::compress_vec_ctx(&Context::global(), &g.chunk_cparams(&cparams()), chunk)
+            .unwrap()
     }
 
     #[test]
