@@ -3,7 +3,7 @@ against python-blosc2 (`blosc2.asarray(m, urlpath=...)`, `blosc2.open(p)[:]`) an
 (`np.save`, `np.load`), side by side in one process.
 
 Usage: save_load.py [--quick] [--rounds R] [--nthreads N] [--workdir DIR] [--json OUT]
-                    [--lib target/release/libstrata.so]
+                    [--lib target/release/libstrata.so] [--rules own,peer] [--cases 0,1,2]
 
 The matrix is benches/slicing.py's field (smooth values with a little noise, rounded to
 1/1024), 1000 x 125000 (1 GB; --quick 1000 x 8000, 64 MB). For each codec case (LZ4 clevel 5
@@ -50,6 +50,8 @@ ap.add_argument("--nthreads", type=int, default=2)
 ap.add_argument("--workdir", type=Path, default=None)
 ap.add_argument("--json", type=Path, default=None)
 ap.add_argument("--lib", type=Path, default=REPO / "target" / "release" / "libstrata.so")
+ap.add_argument("--rules", default="own,peer", help="partition rules to run (own, peer)")
+ap.add_argument("--cases", default="", help="codec cases to run, by number (default: all)")
 args = ap.parse_args()
 os.environ["BLOSC_NTHREADS"] = str(args.nthreads)
 
@@ -319,8 +321,9 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory(dir=args.workdir) as d:
         work = Path(d)
-        for case in CASES:
-            for rule in ("own", "peer"):
+        picked = [CASES[int(k)] for k in args.cases.split(",")] if args.cases else CASES
+        for case in picked:
+            for rule in args.rules.split(","):
                 run_case(m, work, case, rule, rows)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
