@@ -85,9 +85,70 @@ struct Plan<'a> {
 /// # Errors
 /// As [`compress`].
 pub fn compress_ctx(ctx: &Context, cparams: &CParams, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    compress_input(ctx, cparams, &Input::Bytes(src), dst)
+}
+
+/// Writes block `nblock` of a chunk into all of its second argument; see [`Input::Blocks`].
+pub(crate) type FillBlock<'a> = dyn Fn(usize, &mut [u8]) -> Result<()> + Sync + 'a;
+
+/// A chunk's uncompressed bytes as compression reads them: one buffer, or blocks the caller
+/// writes on demand, each straight into the scratch of the thread that compresses it (an
+/// array's chunk gathered from the caller's items: no chunk-sized copy first).
+pub(crate) enum Input<'a> {
+    /// The chunk's bytes.
+    Bytes(&'a [u8]),
+    /// `nbytes` bytes in blocks of `blocksize` (the last one may be shorter): `fill(n, out)`
+    /// writes every byte of block `n` into `out`.
+    Blocks {
+        nbytes: usize,
+        blocksize: usize,
+        fill: &'a FillBlock<'a>,
+    },
+}
+
+impl Input<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Input::Bytes(b) => b.len(),
+            Input::Blocks { nbytes, .. } => *nbytes,
+        }
+    }
+
+    /// The whole chunk, when it is one buffer.
+    fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            Input::Bytes(b) => Some(b),
+            Input::Blocks { .. } => None,
+        }
+    }
+
+    /// Writes the whole chunk into `out` (`len()` bytes), on up to `nthreads` threads.
+    fn write_to(&self, runtime: &Runtime, nthreads: usize, out: &mut [u8]) -> Result<()> {
+        match self {
+            Input::Bytes(b) => out.copy_from_slice(b),
+            Input::Blocks {
+                blocksize, fill, ..
+            } => runtime.for_each_chunk_mut(out, (*blocksize).max(1), nthreads, |n, block| {
+                fill(n, block)
+            })?,
+        }
+        Ok(())
+    }
+}
+
+/// [`compress_ctx`] of `input`.
+///
+/// # Errors
+/// As [`compress`]; the errors of an [`Input::Blocks`]'s `fill`.
+pub(crate) fn compress_input(
+    ctx: &Context,
+    cparams: &CParams,
+    input: &Input<'_>,
+    dst: &mut [u8],
+) -> Result<usize> {
     cparams.validate()?;
     let registry = ctx.registry();
-    let nbytes = src.len();
+    let nbytes = input.len();
     if nbytes > MAX_BUFFERSIZE {
         return Err(Error::MaxBufsizeExceeded {
             size: nbytes,
@@ -118,6 +179,7 @@ pub fn compress_ctx(ctx: &Context, cparams: &CParams, src: &[u8], dst: &mut [u8]
     let blocksize = compute_blocksize(cparams, &caps, nbytes);
     let nblocks = nbytes.div_ceil(blocksize);
     let split = split_block(cparams, &caps, typesize, blocksize);
+    let nthreads = job_threads(ctx.runtime(), cparams.nthreads, nbytes);
 
     let mut header = ChunkHeader {
         version: VERSION_FORMAT_STABLE,
@@ -140,7 +202,16 @@ pub fn compress_ctx(ctx: &Context, cparams: &CParams, src: &[u8], dst: &mut [u8]
     // Raw storage from the start: clevel 0, tiny buffers, or fewer bytes than one item.
     if cparams.clevel == 0 || nbytes < MIN_BUFFERSIZE || nbytes < cparams.typesize {
         header.flags |= FLAG_MEMCPYED;
-        return write_memcpyed(&mut header, src, dst);
+        return write_memcpyed(&mut header, input, ctx.runtime(), nthreads, dst);
+    }
+    if let Input::Blocks { blocksize: cut, .. } = input {
+        // Delta refers to the whole chunk, a dictionary is trained on it, and blocks cut
+        // otherwise than compressed would straddle: such chunks are gathered first.
+        if *cut != blocksize || cparams.use_dict || cparams.filters.contains(&FilterId::DELTA) {
+            let mut whole = crate::alloc::zeroed(nbytes)?;
+            input.write_to(ctx.runtime(), nthreads, &mut whole)?;
+            return compress_input(ctx, cparams, &Input::Bytes(&whole), dst);
+        }
     }
 
     if cparams.filters.contains(&FilterId::DELTA) {
@@ -161,16 +232,14 @@ pub fn compress_ctx(ctx: &Context, cparams: &CParams, src: &[u8], dst: &mut [u8]
         split,
     };
     // A dictionary needs compression: clevel 0 stored the chunk raw above.
-    let dict = if cparams.use_dict {
-        train_dict(&plan, src)?
-    } else {
-        None
+    let dict = match input.bytes() {
+        Some(src) if cparams.use_dict => train_dict(&plan, src)?,
+        _ => None,
     };
     if dict.is_some() {
         header.blosc2_flags |= B2FLAG_USEDICT;
     }
-    let nthreads = job_threads(ctx.runtime(), cparams.nthreads, nbytes);
-    match compress_blocks(&plan, src, dst, dict.as_deref(), ctx.runtime(), nthreads)? {
+    match compress_blocks(&plan, input, dst, dict.as_deref(), ctx.runtime(), nthreads)? {
         Some(Written {
             cbytes,
             all_zero_runs,
@@ -190,7 +259,7 @@ pub fn compress_ctx(ctx: &Context, cparams: &CParams, src: &[u8], dst: &mut [u8]
             // Compression did not fit: store raw, keeping the flags computed so far.
             header.flags |= FLAG_MEMCPYED;
             header.blosc2_flags = 0;
-            write_memcpyed(&mut header, src, dst)
+            write_memcpyed(&mut header, input, ctx.runtime(), nthreads, dst)
         }
     }
 }
@@ -210,8 +279,14 @@ fn resolved_filters_meta(cparams: &CParams, typesize: usize) -> [u8; MAX_FILTERS
     metas
 }
 
-fn write_memcpyed(header: &mut ChunkHeader, src: &[u8], dst: &mut [u8]) -> Result<usize> {
-    let cbytes = EXTENDED_HEADER_LENGTH + src.len();
+fn write_memcpyed(
+    header: &mut ChunkHeader,
+    input: &Input<'_>,
+    runtime: &Runtime,
+    nthreads: usize,
+    dst: &mut [u8],
+) -> Result<usize> {
+    let cbytes = EXTENDED_HEADER_LENGTH + input.len();
     if dst.len() < cbytes {
         return Err(Error::DestinationTooSmall {
             needed: cbytes,
@@ -220,7 +295,7 @@ fn write_memcpyed(header: &mut ChunkHeader, src: &[u8], dst: &mut [u8]) -> Resul
     }
     header.cbytes = cbytes;
     header.write(dst);
-    dst[EXTENDED_HEADER_LENGTH..cbytes].copy_from_slice(src);
+    input.write_to(runtime, nthreads, &mut dst[EXTENDED_HEADER_LENGTH..cbytes])?;
     Ok(cbytes)
 }
 
@@ -235,39 +310,51 @@ fn block_range(plan: &Plan<'_>, nbytes: usize, nblock: usize) -> std::ops::Range
     start..(start + plan.blocksize).min(nbytes)
 }
 
-/// Runs the filters forward over one block; returns the filtered bytes (the block of `src`
-/// itself when there are no filters).
+/// Runs the filters forward over one block; returns the filtered bytes (the block of the
+/// input itself when it is one buffer and there are no filters). A block on demand is
+/// written into `scratch[1]` first.
 fn filter_block<'b>(
     plan: &Plan<'_>,
-    src: &'b [u8],
+    input: &'b Input<'_>,
     nblock: usize,
     scratch: &'b mut [Vec<u8>; 2],
 ) -> Result<&'b [u8]> {
-    let range = block_range(plan, src.len(), nblock);
-    if plan.filters.is_empty() {
-        return Ok(&src[range]);
-    }
+    let range = block_range(plan, input.len(), nblock);
     let len = range.len();
     let [a, b] = scratch;
-    a.resize(len, 0);
-    b.resize(len, 0);
-    for (i, (filter, meta)) in plan.filters.iter().enumerate() {
-        let ctx = BlockContext {
-            typesize: plan.typesize,
-            meta: *meta,
-            nblock,
-            offset: range.start,
-            version: VERSION_FORMAT_STABLE,
-            dref: src,
-            nd: plan.cparams.nd.as_deref(),
-            ..BlockContext::default()
-        };
-        if i == 0 {
-            filter.forward(&src[range.clone()], &mut a[..len], &ctx)?;
-        } else {
-            filter.forward(&a[..len], &mut b[..len], &ctx)?;
-            std::mem::swap(a, b);
-        }
+    if let Input::Blocks { fill, .. } = input {
+        crate::alloc::resize(b, len, 0)?;
+        fill(nblock, &mut b[..len])?;
+    }
+    let Some(((first, meta), rest)) = plan.filters.split_first() else {
+        return Ok(match input {
+            Input::Bytes(src) => &src[range],
+            Input::Blocks { .. } => &b[..len],
+        });
+    };
+    let ctx = |meta: u8| BlockContext {
+        typesize: plan.typesize,
+        meta,
+        nblock,
+        offset: range.start,
+        version: VERSION_FORMAT_STABLE,
+        // Only delta reads it, and a chunk with delta is one buffer (`compress_input`).
+        dref: input.bytes().unwrap_or(&[]),
+        nd: plan.cparams.nd.as_deref(),
+        ..BlockContext::default()
+    };
+    crate::alloc::resize(a, len, 0)?;
+    let block = match input {
+        Input::Bytes(src) => &src[range.clone()],
+        Input::Blocks { .. } => &b[..len],
+    };
+    first.forward(block, &mut a[..len], &ctx(*meta))?;
+    if !rest.is_empty() {
+        crate::alloc::resize(b, len, 0)?;
+    }
+    for (filter, meta) in rest {
+        filter.forward(&a[..len], &mut b[..len], &ctx(*meta))?;
+        std::mem::swap(a, b);
     }
     Ok(&a[..len])
 }
@@ -291,7 +378,7 @@ fn nstreams(plan: &Plan<'_>, len: usize) -> usize {
 /// (some codecs give up, rather than shrink, when offered less room).
 fn compress_blocks(
     plan: &Plan<'_>,
-    src: &[u8],
+    src: &Input<'_>,
     dst: &mut [u8],
     dict: Option<&[u8]>,
     runtime: &Runtime,
@@ -405,7 +492,7 @@ fn max_block_record(plan: &Plan<'_>, nblock: usize, nbytes: usize) -> usize {
 /// length and whether every stream is a zero run, or `None` when they do not fit in `out`.
 fn compress_block(
     plan: &Plan<'_>,
-    src: &[u8],
+    src: &Input<'_>,
     nblock: usize,
     dict: Option<&[u8]>,
     scratch: &mut [Vec<u8>; 2],
@@ -439,6 +526,17 @@ fn compress_block(
     Ok(Some((pos, all_zero_runs)))
 }
 
+/// Whether every byte of `bytes` is `value`: 64 bytes at a time without a branch inside
+/// (which the compiler turns into vector compares), as a stream is checked for a run before
+/// every codec call.
+fn is_run(bytes: &[u8], value: u8) -> bool {
+    let mut words = bytes.chunks_exact(64);
+    words
+        .by_ref()
+        .all(|w| w.iter().fold(0, |acc, &b| acc | (b ^ value)) == 0)
+        && words.remainder().iter().all(|&b| b == value)
+}
+
 fn le32(v: usize) -> [u8; 4] {
     // Every size here is below BLOSC2_MAX_BUFFERSIZE + overhead, which fits an i32.
     i32::try_from(v).unwrap_or(i32::MAX).to_le_bytes()
@@ -459,7 +557,7 @@ fn compress_stream(
     }
     // Runs of one byte value are stored without calling the codec.
     if let Some((&first, rest)) = stream.split_first() {
-        if rest.iter().all(|&b| b == first) {
+        if is_run(rest, first) {
             if first == 0 {
                 out[..4].copy_from_slice(&0i32.to_le_bytes());
                 return Ok(Some((4, true)));
@@ -505,12 +603,32 @@ fn train_dict(plan: &Plan<'_>, src: &[u8]) -> Result<Option<Vec<u8>>> {
     }
     let mut filtered = Vec::with_capacity(nsamples * sample_size);
     let mut scratch = super::scratch::take();
+    let src = Input::Bytes(src);
     for nblock in 0..plan.nblocks {
         if filtered.len() >= nsamples * sample_size {
             break;
         }
-        filtered.extend_from_slice(filter_block(plan, src, nblock, &mut scratch)?);
+        filtered.extend_from_slice(filter_block(plan, &src, nblock, &mut scratch)?);
     }
     filtered.truncate(nsamples * sample_size);
     Ok(zstd::dict::from_continuous(&filtered, &vec![sample_size; nsamples], maxsize).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_run;
+
+    #[test]
+    fn a_run_is_found_at_every_length_and_a_stray_byte_anywhere_breaks_it() {
+        for n in [0, 1, 63, 64, 65, 130, 200] {
+            let run = vec![7u8; n];
+            assert!(is_run(&run, 7), "{n}");
+            assert_eq!(is_run(&run, 0), n == 0, "{n}");
+            for at in 0..n {
+                let mut v = run.clone();
+                v[at] = 6;
+                assert!(!is_run(&v, 7), "{n} {at}");
+            }
+        }
+    }
 }

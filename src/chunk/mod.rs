@@ -26,10 +26,12 @@ mod split;
 
 pub(crate) use blocksize::compute_blocksize;
 pub use compress::{compress, compress_ctx, compress_vec, compress_vec_ctx, max_compressed_len};
+pub(crate) use compress::{compress_input, Input};
 pub use decompress::{
     decompress, decompress_ctx, decompress_vec, decompress_vec_ctx, getitem, getitem_ctx, Decoder,
 };
 pub use params::{CParams, DParams, SplitMode};
+pub(crate) use scratch::take as take_scratch;
 pub use special::{special_chunk, special_chunk_ctx};
 pub use split::{compress_chunks, decompress_chunks};
 

@@ -364,8 +364,7 @@ impl NdArray<SChunk> {
         let mut arr = Self::create(params, location)?;
         let store = &mut arr.store;
         build_chunks(&arr.ctx, &arr.cparams, &arr.geom, data, |chunks| {
-            let refs: Vec<&[u8]> = chunks.iter().map(Vec::as_slice).collect();
-            store.append_chunks(&refs).map(|_| ())
+            store.append_chunks(chunks).map(|_| ())
         })?;
         arr.check_store()?;
         Ok(arr)

@@ -16,7 +16,10 @@
 //!    and the new frame, at `y = max(old frame_len, new frame_len)`, with the offsets that
 //!    point into them redirected. Chunks that keep their position stay where they are.
 //!    Commit: the header now says `cbytes = end of the copies − header_len`. This is the
-//!    **old** content; the relocated bytes' first places are now dead.
+//!    **old** content; the relocated bytes' first places are now dead. When no old byte from
+//!    `p` on is kept (the last chunks rewritten, as appending into an array's partly filled
+//!    last chunk does), phase 1 instead lays the **new** bytes, index and trailer at `y` and
+//!    commits them: the new content, its old bytes from `p` on dead, and nothing read back.
 //! 2. **Rewrite.** The new chunks, the moved bytes, the new offsets chunk and the new trailer
 //!    are written at their places from `p` — inside the dead bytes, ending at or before `y`.
 //!    Commit: the header of the new state. Then the file is truncated to the new `frame_len`.
@@ -245,35 +248,18 @@ impl Frame {
         header.frame_len = new_data_end + off_chunk.len() as u64 + tbytes.len() as u64;
         let e1 = header.frame_len;
         let y = f0.max(e1);
-
-        // Old pieces that keep their position are left alone; every other live byte from
-        // `p` on is relocated.
-        let mut stays = Vec::new();
-        let mut at = p;
-        for pc in &pieces {
-            match *pc {
-                Piece::New(b) => at += b.len() as u64,
-                Piece::Old { pos, len } => {
-                    if pos == at && len > 0 {
-                        stays.push(pos..pos + len);
-                    }
-                    at += len;
-                }
-            }
-        }
         // Phase 1: the old state, its bytes from `p` on that move relocated to `y`, one
-        // segment (old range, new position) per gap between the bytes that stay.
-        let mut segments: Vec<(Range<u64>, u64)> = Vec::new();
-        let mut to = y;
-        let mut from = p;
-        for r in stays.iter().chain(std::iter::once(&(data_end0..data_end0))) {
-            if r.start > from {
-                self.copy(from, to, r.start - from)?;
-                segments.push((from..r.start, to));
-                to += r.start - from;
-            }
-            from = r.end;
-        }
+        // segment (old range, new position) per gap between the bytes that stay; or, when
+        // everything from `p` on is new (the last chunks rewritten, as appending along an
+        // array's first axis does), the new state with its new bytes laid at `y`, so that no
+        // old byte is copied.
+        let ahead = p < data_end0 && pieces.iter().all(|pc| matches!(pc, Piece::New(_)));
+        let segments = if ahead {
+            self.commit_ahead(&pieces, &offsets, room, &header, &tbytes, (p, y))?;
+            Vec::new()
+        } else {
+            self.relocate(&pieces, (p, y))?
+        };
         // The segments are in order of their old ranges.
         let relocated_at = |abs: u64| {
             let k = segments.partition_point(|(r, _)| r.end <= abs);
@@ -282,30 +268,33 @@ impl Frame {
                 .filter(|(r, _)| r.contains(&abs))
                 .map(|(r, to)| to + (abs - r.start))
         };
-        let shifted: Vec<i64> = self
-            .offsets
-            .iter()
-            .map(
-                |&v| match u64::try_from(v).ok().and_then(|v| relocated_at(hl + v)) {
-                    Some(abs) => (abs - hl) as i64,
-                    None => v,
-                },
-            )
-            .collect();
-        let old_off_chunk = if shifted == self.offsets {
-            self.offsets_chunk.clone()
-        } else {
-            encode_offsets(&self.ctx, &shifted, 0)?
-        };
-        let old_trailer = self.trailer_bytes.clone();
-        self.write(Obj::Frame, to, &old_off_chunk)?;
-        self.write(Obj::Frame, to + old_off_chunk.len() as u64, &old_trailer)?;
-        self.barrier(Obj::Frame)?;
-        let mut relocated = self.header.clone();
-        relocated.cbytes = (to - hl) as i64;
-        relocated.frame_len = to + old_off_chunk.len() as u64 + old_trailer.len() as u64;
-        self.write(Obj::Frame, 0, &relocated.fixed_bytes())?;
-        self.barrier(Obj::Frame)?;
+        if !ahead {
+            let shifted: Vec<i64> = self
+                .offsets
+                .iter()
+                .map(
+                    |&v| match u64::try_from(v).ok().and_then(|v| relocated_at(hl + v)) {
+                        Some(abs) => (abs - hl) as i64,
+                        None => v,
+                    },
+                )
+                .collect();
+            let old_off_chunk = if shifted == self.offsets {
+                self.offsets_chunk.clone()
+            } else {
+                encode_offsets(&self.ctx, &shifted, 0)?
+            };
+            let to = segments.last().map_or(y, |(r, to)| to + (r.end - r.start));
+            let old_trailer = self.trailer_bytes.clone();
+            self.write(Obj::Frame, to, &old_off_chunk)?;
+            self.write(Obj::Frame, to + old_off_chunk.len() as u64, &old_trailer)?;
+            self.barrier(Obj::Frame)?;
+            let mut relocated = self.header.clone();
+            relocated.cbytes = (to - hl) as i64;
+            relocated.frame_len = to + old_off_chunk.len() as u64 + old_trailer.len() as u64;
+            self.write(Obj::Frame, 0, &relocated.fixed_bytes())?;
+            self.barrier(Obj::Frame)?;
+        }
 
         // Phase 2: the new state at `p`, moved bytes read from their relocated copies.
         let mut at = p;
@@ -335,6 +324,80 @@ impl Frame {
         self.install(header, trailer, tbytes, offsets, off_chunk);
         let r = self.io.set_len(Obj::Frame, e1);
         self.fail(r)
+    }
+
+    /// Phase 1 of [`Frame::commit_contiguous`]: the live bytes from `p` on that the new
+    /// state (`pieces` from `p`) overwrites or moves are copied to `y`; returns the copies,
+    /// one (old range, new position) per gap between the old pieces that keep their place.
+    fn relocate(
+        &mut self,
+        pieces: &[Piece<'_>],
+        (p, y): (u64, u64),
+    ) -> Result<Vec<(Range<u64>, u64)>> {
+        let data_end0 = self.header.header_len as u64 + self.data_len();
+        let mut stays = Vec::new();
+        let mut at = p;
+        for pc in pieces {
+            match *pc {
+                Piece::New(b) => at += b.len() as u64,
+                Piece::Old { pos, len } => {
+                    if pos == at && len > 0 {
+                        stays.push(pos..pos + len);
+                    }
+                    at += len;
+                }
+            }
+        }
+        let mut segments = Vec::new();
+        let mut to = y;
+        let mut from = p;
+        for r in stays.iter().chain(std::iter::once(&(data_end0..data_end0))) {
+            if r.start > from {
+                self.copy(from, to, r.start - from)?;
+                segments.push((from..r.start, to));
+                to += r.start - from;
+            }
+            from = r.end;
+        }
+        Ok(segments)
+    }
+
+    /// Phase 1 of [`Frame::commit_contiguous`] when every piece from `p` on is new: the new
+    /// state is committed with those pieces laid at `y` (the index pointing there), behind
+    /// which the old bytes from `p` on are dead, ready to be overwritten by phase 2.
+    fn commit_ahead(
+        &mut self,
+        pieces: &[Piece<'_>],
+        offsets: &[i64],
+        room: usize,
+        header: &FrameHeader,
+        tbytes: &[u8],
+        (p, y): (u64, u64),
+    ) -> Result<()> {
+        let hl = self.header.header_len as u64;
+        let ahead: Vec<i64> = offsets
+            .iter()
+            .map(|&v| match u64::try_from(v) {
+                Ok(o) if hl + o >= p => (o + (y - p)) as i64,
+                _ => v,
+            })
+            .collect();
+        let ahead_chunk = encode_offsets(&self.ctx, &ahead, room)?;
+        let mut at = y;
+        for pc in pieces {
+            if let Piece::New(b) = *pc {
+                self.write(Obj::Frame, at, b)?;
+                at += b.len() as u64;
+            }
+        }
+        self.write(Obj::Frame, at, &ahead_chunk)?;
+        self.write(Obj::Frame, at + ahead_chunk.len() as u64, tbytes)?;
+        self.barrier(Obj::Frame)?;
+        let mut committed = header.clone();
+        committed.cbytes = (at - hl) as i64;
+        committed.frame_len = at + ahead_chunk.len() as u64 + tbytes.len() as u64;
+        self.write(Obj::Frame, 0, &committed.fixed_bytes())?;
+        self.barrier(Obj::Frame)
     }
 
     /// Flushes everything written to stable storage (unless the policy is
@@ -371,9 +434,14 @@ mod tests {
 
     /// A contiguous frame of three chunks and a vlmetalayer.
     fn base() -> MemStore {
+        built(&[ramp(0, 1000), ramp(1000, 1000), ramp(2000, 1000)])
+    }
+
+    /// A contiguous frame of `chunks` appended one by one, and a vlmetalayer.
+    fn built(chunks: &[Vec<u8>]) -> MemStore {
         let (mut f, io) = empty(FrameType::Contiguous);
-        for k in 0..3 {
-            append(&mut f, &ramp(k * 1000, 1000));
+        for c in chunks {
+            append(&mut f, c);
         }
         f.set_vlmetalayers(vec![Metalayer {
             name: "v".into(),
@@ -399,6 +467,10 @@ mod tests {
         let many = crash_everywhere(&base, kind, |f| {
             f.update_many(&[(2, &chunk(&big)), (0, &chunk(&big2))])
         });
+        let last = crash_everywhere(&base, kind, |f| f.update(2, &chunk(&big)));
+        let last_two = crash_everywhere(&base, kind, |f| {
+            f.update_many(&[(2, &chunk(&big)), (1, &chunk(&big2))])
+        });
         let delete = crash_everywhere(&base, kind, |f| f.delete(1));
         let vlmeta = crash_everywhere(&base, kind, |f| f.set_vlmetalayers(Vec::new()));
         // A frame left without chunks is replaced whole, in one mutation.
@@ -414,7 +486,51 @@ mod tests {
         assert_eq!((appended, insert, delete, vlmeta), (8, 8, 7, 7));
         // An update also relocates the chunks after the first one that changes size.
         assert!(grow > 8 && many > 8 && same >= 8, "{grow} {many} {same}");
+        // Rewriting the last chunks: the new ones at the end (one write each), the index, the
+        // trailer, the header; then the same in place, and the truncation.
+        assert_eq!((last, last_two), (9, 11));
         assert_eq!(emptied, 1);
+    }
+
+    #[test]
+    fn rewriting_the_last_chunk_reads_nothing_and_ends_as_in_place() {
+        let (big, big2) = (noisy(1, 1000, 4096), noisy(2, 1000, 4096));
+        let run = |updates: &[(usize, &[u8])]| {
+            let (rec, log) =
+                Recording::new(crate::frame::io::MemIo::new(base(), FrameType::Contiguous));
+            let store = rec.inner.clone();
+            let mut f =
+                Frame::open(Box::new(rec), true, SyncPolicy::None, Context::global()).unwrap();
+            let read0 = log.lock().unwrap().read;
+            let parsed: Vec<(usize, NewChunk<'_>)> =
+                updates.iter().map(|&(n, c)| (n, chunk(c))).collect();
+            let refs: Vec<(usize, &NewChunk<'_>)> = parsed.iter().map(|(n, c)| (*n, c)).collect();
+            f.update_many(&refs).unwrap();
+            let read = log.lock().unwrap().read - read0;
+            drop(f);
+            (read, store.snapshot())
+        };
+        // The last chunk grows, then the last two change: of the old chunks only their
+        // 32-byte headers are read (for their sizes), nothing is copied back.
+        let (read, bytes) = run(&[(2, &big)]);
+        assert_eq!(read, 32);
+        let (read2, bytes2) = run(&[(2, &big), (1, &big2)]);
+        assert_eq!(read2, 64);
+        // The files equal those holding the new chunks from the start.
+        assert_eq!(
+            bytes,
+            built(&[ramp(0, 1000), ramp(1000, 1000), big.clone()])
+        );
+        assert_eq!(bytes2, built(&[ramp(0, 1000), big2.clone(), big.clone()]));
+        let reread = Frame::open(
+            Box::new(crate::frame::io::MemIo::new(bytes2, FrameType::Contiguous)),
+            false,
+            SyncPolicy::None,
+            Context::global(),
+        )
+        .unwrap();
+        assert_eq!(reread.read_chunk(1).unwrap(), big2);
+        assert_eq!(reread.read_chunk(2).unwrap(), big);
     }
 
     #[test]

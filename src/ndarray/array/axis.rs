@@ -315,8 +315,7 @@ impl NdArray<SChunk> {
         self.new_version();
         let store = &mut self.store;
         build_chunks(&self.ctx, &self.cparams, &rows_geom, data, |chunks| {
-            let refs: Vec<&[u8]> = chunks.iter().map(Vec::as_slice).collect();
-            store.append_chunks(&refs).map(|_| ())
+            store.append_chunks(chunks).map(|_| ())
         })?;
         self.set_meta(meta, geom)?;
         Ok(new_shape[0])

@@ -22,9 +22,12 @@
 //! are all there is neither read nor parsed.
 //!
 //! **Writes** ([`set_slice`]): every touched chunk is rebuilt and compressed again, in parallel
-//! over chunks. A chunk the selection covers whole starts from zeros (so its padding is zeros,
-//! as C-Blosc2 writes it) and needs no decompression; any other is decompressed first
-//! (read-modify-write). Then each touched block receives its box of the caller's data.
+//! over chunks. A chunk the selection covers whole needs no decompression: each of its blocks
+//! is gathered from the caller's data by the thread that compresses it, straight into that
+//! thread's scratch (padding zeros, as C-Blosc2 writes it), with no chunk-sized buffer; any
+//! other is decompressed first (read-modify-write), then each touched block receives its box
+//! of the caller's data. A new array's batches of chunks reach the store on a thread of their
+//! own while the next batch is compressed.
 //!
 //! Reads may run concurrently from many threads on one source. A write that fails part-way
 //! (a corrupt chunk, memory) may leave the chunks of earlier batches already replaced.
@@ -145,7 +148,10 @@ const MAX_BATCH_CHUNKS: usize = 4096;
 
 /// The planned chunks `0..nchunks`, of `chunksize` uncompressed bytes each, cut into
 /// batches of at most [`BATCH_BYTES`] (at least one chunk, at most [`MAX_BATCH_CHUNKS`]).
-pub(super) fn batches(nchunks: usize, chunksize: usize) -> impl Iterator<Item = Range<usize>> {
+pub(super) fn batches(
+    nchunks: usize,
+    chunksize: usize,
+) -> impl ExactSizeIterator<Item = Range<usize>> {
     let per_batch = (BATCH_BYTES / chunksize.max(1)).clamp(1, MAX_BATCH_CHUNKS);
     (0..nchunks)
         .step_by(per_batch)
@@ -235,7 +241,7 @@ pub(super) mod testkit {
     pub fn array(geom: &Geometry, data: &[u8]) -> Chunks {
         let mut chunks = Chunks::default();
         build_chunks(&Context::global(), &cparams(), geom, data, |batch| {
-            chunks.0.extend(batch);
+            chunks.0.extend(batch.iter().map(|c| c.to_vec()));
             Ok(())
         })
         .unwrap();
