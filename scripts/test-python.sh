@@ -2,8 +2,10 @@
 # The Python package's check (scripts/test.sh runs it after the release build): fmt, clippy
 # and rustdoc of its native crate (bindings/python, a workspace of its own), the release wheel
 # built with the pinned maturin and installed into .venv, then its pytest suite
-# (bindings/python/tests) with STRATA_BIN (the release CLI, which the xarray test imports
-# netCDF with). Extra arguments go to pytest, e.g. --junitxml=FILE.
+# (bindings/python/tests) with STRATA_BIN (the release CLI, which the xarray tests import
+# netCDF with) and STRATAD_BIN (the release daemon, which serves the remote tests' files on
+# 127.0.0.1); the Levitus test reads data/ (scripts/fetch-data.sh). Extra arguments go to
+# pytest, e.g. --junitxml=FILE.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,4 +27,5 @@ rm -rf "$wheels"
 
 cd "$root"
 STRATA_BIN="${STRATA_BIN:-$root/target/release/strata}" \
+  STRATAD_BIN="${STRATAD_BIN:-$root/target/release/stratad}" \
   "$venv/bin/python" -m pytest bindings/python/tests -q -p no:cacheprovider "$@"

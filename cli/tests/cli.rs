@@ -896,8 +896,9 @@ fn frame_commands_refuse_bad_input() {
     }
 }
 
-/// A small netCDF-3 classic file: `t(time=3, lat=4, lon=5)` int32 with a `_FillValue` and
-/// units, and the coordinate `lat(lat)` float64; values are their C-order index.
+/// A small netCDF-3 classic file: `t(time=3, lat=4, lon=5)` int32 with a `_FillValue`, units
+/// and a float32 `scale_factor`, the coordinate `lat(lat)` float64, and global attributes;
+/// values are their C-order index.
 fn netcdf_file(d: &Dir) -> String {
     use netcdf3::{DataSet, FileWriter, Version};
     let mut ds = DataSet::new();
@@ -907,7 +908,10 @@ fn netcdf_file(d: &Dir) -> String {
     ds.add_var_i32("t", &["time", "lat", "lon"]).unwrap();
     ds.add_var_attr_i32("t", "_FillValue", vec![-999]).unwrap();
     ds.add_var_attr_string("t", "units", "K").unwrap();
+    ds.add_var_attr_f32("t", "scale_factor", vec![0.1]).unwrap();
     ds.add_var_f64("lat", &["lat"]).unwrap();
+    ds.add_global_attr_string("title", "small").unwrap();
+    ds.add_global_attr_i16("levels", vec![1, 2]).unwrap();
     let path = d.path("small.nc");
     let mut w = FileWriter::create_new(&path).unwrap();
     w.set_def(&ds, Version::Classic, 0).unwrap();
@@ -953,9 +957,35 @@ fn import_netcdf_then_export_slice_and_info() {
         .map(|l| (l["name"].as_str().unwrap().to_owned(), l["value"].clone()))
         .collect();
     assert_eq!(vl["dims"], serde_json::json!(["time", "lat", "lon"]));
+    // Values as JSON-like msgpack, each number's netCDF type as a NumPy dtype beside them
+    // (the float32 0.1 stored as the float64 of the same value); the file's own attributes
+    // on every array.
     assert_eq!(
         vl["attrs"],
-        serde_json::json!({"_FillValue": -999, "units": "K"})
+        serde_json::json!({"_FillValue": -999, "units": "K", "scale_factor": f64::from(0.1f32)})
+    );
+    assert_eq!(
+        vl["attr_dtypes"],
+        serde_json::json!({"_FillValue": "<i4", "scale_factor": "<f4"})
+    );
+    let global = serde_json::json!({"title": "small", "levels": [1, 2]});
+    let global_dtypes = serde_json::json!({"levels": "<i2"});
+    assert_eq!(
+        (&vl["global_attrs"], &vl["global_attr_dtypes"]),
+        (&global, &global_dtypes)
+    );
+    let lat = frame_json(&format!("{out}/lat.b2nd"));
+    let lat_vl: std::collections::HashMap<&str, &serde_json::Value> = lat["vlmetalayers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["name"].as_str().unwrap(), &l["value"]))
+        .collect();
+    assert_eq!(lat_vl["attrs"], &serde_json::json!({}));
+    assert_eq!(lat_vl["attr_dtypes"], &serde_json::json!({}));
+    assert_eq!(
+        (lat_vl["global_attrs"], lat_vl["global_attr_dtypes"]),
+        (&global, &global_dtypes)
     );
     // The whole array in C order, then a slice with a step and a negative start.
     let whole = d.path("t.npy");

@@ -123,7 +123,8 @@ def test_python_blosc2_arrays_read_by_the_cli(strata, tmp_path, dtype):
 @pytest.mark.parametrize("name", ["etopo5.cdf", "levitus_climatology.cdf"])
 def test_netcdf_import_matches_scipy(strata, tmp_path, name):
     """Every variable strata imports equals what an independent netCDF-3 reader (scipy's) sees:
-    values, shape, dimension names, and the numeric attributes."""
+    values, shape, dimension names, the attributes with their types, and the global
+    attributes on every array."""
     from scipy.io import netcdf_file
 
     out = tmp_path / "arrays"
@@ -137,12 +138,20 @@ def test_netcdf_import_matches_scipy(strata, tmp_path, name):
             assert arr.dtype == want.dtype, var_name
             np.testing.assert_array_equal(arr[:], want, err_msg=var_name)
             assert arr.schunk.vlmeta["dims"] == list(var.dimensions)
-            attrs = arr.schunk.vlmeta["attrs"]
-            for key, value in var._attributes.items():
-                if isinstance(value, bytes):  # text; Strata drops C's trailing NULs
-                    assert attrs[key] == value.decode().rstrip("\x00")
-                else:
-                    np.testing.assert_allclose(attrs[key], value, err_msg=f"{var_name}.{key}")
+            vlmeta = arr.schunk.vlmeta
+            for stored, types, attrs in (("attrs", "attr_dtypes", var._attributes),
+                                         ("global_attrs", "global_attr_dtypes", nc._attributes)):
+                values, dtypes = vlmeta[stored], vlmeta[types]
+                assert values.keys() == attrs.keys(), f"{var_name} {stored}"
+                for key, value in attrs.items():
+                    if isinstance(value, bytes):  # text; Strata drops C's trailing NULs
+                        assert values[key] == value.decode().rstrip("\x00")
+                        assert key not in dtypes
+                    else:
+                        want = np.asarray(value)
+                        assert dtypes[key] == want.dtype.newbyteorder("<").str, f"{var_name}.{key}"
+                        typed = np.asarray(values[key], dtype=dtypes[key])
+                        np.testing.assert_array_equal(typed, want, err_msg=f"{var_name}.{key}")
 
 
 @pytest.fixture

@@ -41,26 +41,22 @@ fn error_class(e: &Error) -> &'static str {
         | Error::Msgpack { .. }
         | Error::Frame { .. }
         | Error::Truncated { .. }
+        | Error::RunLength { .. }
         | Error::Codec { .. }
         | Error::Decoded { .. }
         | Error::VersionSupport { .. }
         | Error::MetalayerNotFound { .. }
         | Error::FrameType { .. } => "CorruptError",
         Error::MemoryAlloc(_) | Error::Internal { .. } | Error::PluginPanic { .. } => "StrataError",
+        // A library that is not a plugin Strata accepts; `load_plugin` makes a file that
+        // cannot be read an I/O error.
+        Error::PluginLoad { .. } => "ParamError",
         _ => "ParamError",
     }
 }
 
-/// `e` as the Python exception of its class, with its message and code.
-fn py_err(py: Python<'_>, e: Fail) -> PyErr {
-    let (class, message, code) = match e {
-        Fail::Closed => (
-            "ClosedError",
-            "the array is closed".to_string(),
-            strata::error::code::INVALID_PARAM,
-        ),
-        Fail::Strata(e) => (error_class(&e), e.to_string(), e.code()),
-    };
+/// The exception `class` of `strata.errors` with `message` and `code`.
+fn exception(py: Python<'_>, class: &str, message: String, code: i32) -> PyErr {
     let made = py
         .import("strata.errors")
         .and_then(|m| m.getattr(class))
@@ -68,6 +64,19 @@ fn py_err(py: Python<'_>, e: Fail) -> PyErr {
     match made {
         Ok(exc) => PyErr::from_value(exc),
         Err(err) => err,
+    }
+}
+
+/// `e` as the Python exception of its class, with its message and code.
+fn py_err(py: Python<'_>, e: Fail) -> PyErr {
+    match e {
+        Fail::Closed => exception(
+            py,
+            "ClosedError",
+            "the array is closed".to_string(),
+            strata::error::code::INVALID_PARAM,
+        ),
+        Fail::Strata(e) => exception(py, error_class(&e), e.to_string(), e.code()),
     }
 }
 
@@ -253,7 +262,8 @@ impl Array {
 
     /// The content (msgpack bytes) of the vlmetalayer `name`.
     ///
-    /// Raises `ParamError` when there is none.
+    /// Raises `CorruptError` (code `METALAYER_NOT_FOUND`) when there is none; `VLMeta` looks
+    /// the name up first and raises `KeyError`.
     fn vlmeta_get<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyBytes>> {
         let content = detached(py, || self.with(|a| Ok(a.schunk().vlmeta(name)?)))?;
         Ok(PyBytes::new(py, &content))
@@ -483,9 +493,25 @@ fn plugins<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
 }
 
 /// Loads the plugin library at `path` into the registry; returns its `(kind, id, name)`s.
+///
+/// A failure keeps the library's message and code (`PLUGIN_LOAD`); its class is
+/// `StrataIOError` when `path` is not a regular file that can be opened for reading (missing,
+/// a directory, no permission), else `ParamError` (not a plugin library Strata accepts).
 #[pyfunction]
 fn load_plugin(py: Python<'_>, path: String) -> PyResult<Vec<(String, u8, String)>> {
-    let loaded = detached(py, || Ok(Registry::global().load_plugin(&path)?))?;
+    let loaded = py
+        .detach(|| Registry::global().load_plugin(&path))
+        .map_err(|e| {
+            let readable = std::fs::File::open(&path)
+                .and_then(|f| f.metadata())
+                .is_ok_and(|m| m.is_file());
+            let class = if readable {
+                error_class(&e)
+            } else {
+                "StrataIOError"
+            };
+            exception(py, class, e.to_string(), e.code())
+        })?;
     Ok(loaded
         .into_iter()
         .map(|r| (r.kind.name().to_string(), r.id, r.name))

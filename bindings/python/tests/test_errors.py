@@ -124,10 +124,57 @@ def test_pickling_an_in_memory_array_is_refused():
         pickle.dumps(strata.zeros((2,)))
 
 
-def test_load_plugin_rejects_what_is_not_a_plugin(tmp_path):
+def test_load_plugin_errors(tmp_path):
+    """Every plugin load failure has code PLUGIN_LOAD and names the path; a path that is not a
+    readable file is an OSError, a file that is not a plugin library a ValueError."""
+    text = tmp_path / "text.txt"
+    text.write_text("not a library\n")
     for path, message in [(tmp_path / "nope.so", "No such file or directory"),
-                          (__file__, "cannot be loaded")]:
-        with pytest.raises(strata.StrataError, match=message) as e:
+                          (text / "x.so", "Not a directory"),
+                          (tmp_path, "Is a directory")]:
+        with pytest.raises(strata.StrataIOError, match=message) as e:
             strata.load_plugin(path)
+        assert type(e.value) is strata.StrataIOError and isinstance(e.value, OSError)
+        assert e.value.code == ERROR_CODES["PLUGIN_LOAD"] and str(path) in str(e.value)
+    from strata import _native
+
+    for path, message in [(text, "cannot be loaded"),
+                          (_native.__file__, "no strata_plugin_descriptors symbol: not a Strata plugin library")]:
+        with pytest.raises(strata.ParamError, match=message) as e:
+            strata.load_plugin(path)
+        assert type(e.value) is strata.ParamError and not isinstance(e.value, OSError)
         assert e.value.code == ERROR_CODES["PLUGIN_LOAD"] and str(path) in str(e.value)
     assert {r["name"] for r in strata.plugins()} >= {"zstd", "shuffle"}  # the registry is intact
+
+
+def special_chunk(special, typesize, nbytes):
+    """A 32-byte Blosc2 chunk of the run-length kind ``special`` (1 zeros, 2 NaNs, 4
+    uninitialized): extended header flags, no codec, the kind in bits 4-6 of the last byte."""
+    header = bytearray(32)
+    header[0:4] = bytes([5, 1, 0x05 | 0x10, typesize])
+    header[4:8] = nbytes.to_bytes(4, "little")
+    header[8:12] = nbytes.to_bytes(4, "little")
+    header[12:16] = (32).to_bytes(4, "little")
+    header[31] = special << 4
+    return bytes(header)
+
+
+def test_bad_run_length_chunk_is_corrupt():
+    nan = np.frombuffer(strata.decompress(special_chunk(2, 4, 16)), dtype=np.float32)
+    assert nan.shape == (4,) and np.isnan(nan).all()
+    with pytest.raises(strata.CorruptError, match="typesize of a NaN chunk") as e:
+        strata.decompress(special_chunk(2, 2, 16))
+    assert e.value.code == ERROR_CODES["RUN_LENGTH"]
+    with pytest.raises(strata.CorruptError, match="nbytes of a special chunk") as e:
+        strata.decompress(special_chunk(4, 4, 10))
+    assert e.value.code == ERROR_CODES["RUN_LENGTH"]
+
+
+def test_a_frame_that_is_not_an_array(tmp_path):
+    import blosc2
+
+    path = tmp_path / "plain.b2frame"
+    blosc2.SChunk(chunksize=400, data=np.arange(100, dtype=np.int32), urlpath=str(path), mode="w")
+    with pytest.raises(strata.CorruptError, match='no metalayer named "b2nd"') as e:
+        strata.open(path)
+    assert e.value.code == ERROR_CODES["METALAYER_NOT_FOUND"]

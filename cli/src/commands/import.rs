@@ -272,7 +272,7 @@ fn import_netcdf(args: &ImportArgs) -> Result<Vec<Imported>> {
     if !args.shape.is_empty() || args.dtype.is_some() {
         usage_error("--shape and --dtype are for raw input; netCDF files describe themselves");
     }
-    let vars = netcdf::read(&args.input)?;
+    let netcdf::NetCdf { vars, global_attrs } = netcdf::read(&args.input)?;
     for wanted in &args.vars {
         if !vars.iter().any(|v| &v.name == wanted) {
             let names: Vec<&str> = vars.iter().map(|v| v.name.as_str()).collect();
@@ -296,8 +296,18 @@ fn import_netcdf(args: &ImportArgs) -> Result<Vec<Imported>> {
         let path = args.output.join(format!("{}.b2nd", var.name));
         let out = output::check(&path, &args.input, args.force, Form::Frame)?;
         let dims = Value::Array(var.dims.iter().map(|d| Value::from(d.as_str())).collect());
-        let attrs = to_msgpack(&serde_json::Value::Object(var.attrs.clone()));
-        let vlmeta = [("dims", dims), ("attrs", attrs)];
+        let map = |m: &serde_json::Map<String, serde_json::Value>| {
+            to_msgpack(&serde_json::Value::Object(m.clone()))
+        };
+        // Every array carries the file's global attributes too, so that one opened alone
+        // still has them (docs/python.md, "xarray").
+        let vlmeta = [
+            ("dims", dims),
+            ("attrs", map(&var.attrs.values)),
+            ("attr_dtypes", map(&var.attrs.dtypes)),
+            ("global_attrs", map(&global_attrs.values)),
+            ("global_attr_dtypes", map(&global_attrs.dtypes)),
+        ];
         let shape = var
             .shape
             .iter()

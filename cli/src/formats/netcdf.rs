@@ -1,6 +1,7 @@
 //! netCDF-3 input (classic and 64-bit offset) for `strata import`, read with the `netcdf3`
 //! crate: each numeric variable with its dimension names, shape, attributes and data converted
-//! from the file's big-endian to little-endian bytes, C order.
+//! from the file's big-endian to little-endian bytes, C order, and the file's global
+//! attributes. Attributes keep their netCDF type as a NumPy dtype beside their values.
 
 use anyhow::{anyhow, bail, Context, Result};
 use netcdf3::{DataType, DataVector, FileReader};
@@ -9,6 +10,41 @@ use std::path::Path;
 
 /// The first bytes of a netCDF-3 file (classic: version 1; 64-bit offset: version 2).
 pub const MAGIC: [&[u8]; 2] = [b"CDF\x01", b"CDF\x02"];
+
+/// The attributes of a variable or of the file.
+#[derive(Debug, Default)]
+pub struct Attributes {
+    /// The values as JSON, in the file's order: text as a string, one number as a number,
+    /// several as a list.
+    pub values: serde_json::Map<String, Value>,
+    /// The NumPy dtype string (`"<f4"`, `"<i2"`…) of each numeric attribute, by name: what its
+    /// values were in the file (a JSON number has no width). Text attributes have none.
+    pub dtypes: serde_json::Map<String, Value>,
+}
+
+impl Attributes {
+    fn of(attrs: Vec<&netcdf3::Attribute>) -> Attributes {
+        let mut out = Attributes::default();
+        for a in attrs {
+            let name = a.name().to_owned();
+            if a.data_type() != DataType::U8 {
+                out.dtypes
+                    .insert(name.clone(), Value::from(dtype(&a.data_type())));
+            }
+            out.values.insert(name, attr_value(a));
+        }
+        out
+    }
+}
+
+/// A netCDF-3 file: its variables and its global attributes.
+#[derive(Debug)]
+pub struct NetCdf {
+    /// The variables, in the file's order.
+    pub vars: Vec<Variable>,
+    /// The attributes of the file itself (`title`, `history`, `Conventions`…).
+    pub global_attrs: Attributes,
+}
 
 /// One variable of a netCDF-3 file, ready to become a b2nd array.
 #[derive(Debug)]
@@ -23,9 +59,8 @@ pub struct Variable {
     pub dtype: &'static str,
     /// The data, little-endian, C order: `shape.iter().product() * typesize` bytes.
     pub data: Vec<u8>,
-    /// Its attributes (`_FillValue`, `missing_value`, `units`…) as JSON values: text as a
-    /// string, one number as a number, several as a list.
-    pub attrs: serde_json::Map<String, Value>,
+    /// Its attributes (`_FillValue`, `missing_value`, `units`…).
+    pub attrs: Attributes,
 }
 
 /// The NumPy dtype string of a netCDF-3 type, as little-endian data (`NC_CHAR` is `|S1`).
@@ -207,12 +242,13 @@ impl HeaderCheck<'_> {
     }
 }
 
-/// Reads every variable of the netCDF-3 file at `path` (text variables included, as `|S1`).
+/// Reads every variable of the netCDF-3 file at `path` (text variables included, as `|S1`)
+/// and its global attributes.
 ///
 /// # Errors
 /// The file cannot be opened, is not netCDF-3 (its header is checked before it is trusted),
 /// or a variable's data cannot be read; the message names the file (and the variable).
-pub fn read(path: &Path) -> Result<Vec<Variable>> {
+pub fn read(path: &Path) -> Result<NetCdf> {
     let name = path.display();
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {name}"))?;
     HeaderCheck { b: &bytes, pos: 0 }
@@ -222,6 +258,7 @@ pub fn read(path: &Path) -> Result<Vec<Variable>> {
     let mut reader =
         FileReader::open(path).map_err(|e| anyhow!("{name}: not a readable netCDF-3 file: {e}"))?;
     // The header first (names, shapes, attributes), then each variable's data.
+    let global_attrs = Attributes::of(reader.data_set().get_global_attrs());
     let mut vars: Vec<Variable> = reader
         .data_set()
         .get_vars()
@@ -236,11 +273,7 @@ pub fn read(path: &Path) -> Result<Vec<Variable>> {
                 .collect(),
             dtype: dtype(&var.data_type()),
             data: Vec::new(),
-            attrs: var
-                .get_attrs()
-                .into_iter()
-                .map(|a| (a.name().to_owned(), attr_value(a)))
-                .collect(),
+            attrs: Attributes::of(var.get_attrs()),
         })
         .collect();
     for var in &mut vars {
@@ -265,13 +298,14 @@ pub fn read(path: &Path) -> Result<Vec<Variable>> {
             ));
         }
     }
-    Ok(vars)
+    Ok(NetCdf { vars, global_attrs })
 }
 
 #[cfg(test)]
 mod tests {
     use super::{read, HeaderCheck};
     use netcdf3::{DataSet, FileWriter, Version};
+    use serde_json::{json, Value};
 
     /// A netCDF-3 file with a record variable `r(time, x)` int16 (2 records), a fixed
     /// `f(x)` float32 with attributes, and a text variable.
@@ -285,6 +319,15 @@ mod tests {
         ds.add_var_attr_f64("f", "scale", vec![0.5, 2.0]).unwrap();
         ds.add_var_attr_string("f", "units", "m\0").unwrap();
         ds.add_var_u8("name", &["len"]).unwrap();
+        ds.add_var_attr_f32("r", "scale_factor", vec![0.01])
+            .unwrap();
+        ds.add_var_attr_i16("r", "valid_range", vec![-5, 5])
+            .unwrap();
+        ds.add_global_attr_string("title", "a sample").unwrap();
+        ds.add_global_attr_i32("version", vec![3]).unwrap();
+        // Four bytes: the netcdf3 crate pads shorter byte lists with fill values, which its
+        // own reader refuses.
+        ds.add_global_attr_i8("flags", vec![-1, 2, 3, -4]).unwrap();
         let mut w = FileWriter::create_new(path).unwrap();
         w.set_def(&ds, version, 0).unwrap();
         w.write_var_i16("r", &[1, -2, 3, 4, 5, -6]).unwrap();
@@ -299,7 +342,8 @@ mod tests {
         for (file, version) in [("c.nc", Version::Classic), ("o.nc", Version::Offset64Bit)] {
             let path = dir.path().join(file);
             sample(&path, version);
-            let vars = read(&path).unwrap();
+            let file = read(&path).unwrap();
+            let vars = &file.vars;
             let names: Vec<&str> = vars.iter().map(|v| v.name.as_str()).collect();
             assert_eq!(names, ["r", "f", "name"]);
             let (r, f, text) = (&vars[0], &vars[1], &vars[2]);
@@ -313,8 +357,28 @@ mod tests {
             assert_eq!(r.data, r_items);
             assert_eq!(f.dtype, "<f4");
             assert_eq!(f.data[..4], 1.5f32.to_le_bytes());
-            assert_eq!(f.attrs["scale"], serde_json::json!([0.5, 2.0]));
-            assert_eq!(f.attrs["units"], "m");
+            assert_eq!(f.attrs.values["scale"], json!([0.5, 2.0]));
+            assert_eq!(f.attrs.values["units"], "m");
+            assert_eq!(
+                Value::Object(f.attrs.dtypes.clone()),
+                json!({"scale": "<f8"})
+            );
+            // A float32 keeps its exact value (a float32 again once cast back).
+            assert_eq!(r.attrs.values["scale_factor"], json!(f64::from(0.01f32)));
+            assert_eq!(r.attrs.values["valid_range"], json!([-5, 5]));
+            assert_eq!(
+                Value::Object(r.attrs.dtypes.clone()),
+                json!({"scale_factor": "<f4", "valid_range": "<i2"})
+            );
+            let g = &file.global_attrs;
+            assert_eq!(
+                Value::Object(g.values.clone()),
+                json!({"title": "a sample", "version": 3, "flags": [-1, 2, 3, -4]})
+            );
+            assert_eq!(
+                Value::Object(g.dtypes.clone()),
+                json!({"version": "<i4", "flags": "|i1"})
+            );
             assert_eq!((text.dtype, &text.data[..]), ("|S1", &b"abcd"[..]));
         }
     }

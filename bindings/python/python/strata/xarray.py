@@ -3,7 +3,10 @@
 file opens as a ``Dataset``, lazily.
 
 Each array's dimension names come from its ``dims`` vlmetalayer (a list of names; ``dim_0``,
-``dim_1``… without one) and its attributes from ``attrs`` (a map). CF decoding (fill values
+``dim_1``… without one), its attributes from ``attrs`` (a map) with each numeric one cast to
+its netCDF type, the NumPy dtype that ``attr_dtypes`` names (one value as a NumPy scalar,
+several as a 1-d array, as netCDF readers give them). The dataset's attributes are the
+``global_attrs`` of its arrays (typed by ``global_attr_dtypes``). CF decoding (fill values
 and ``missing_value`` masked to NaN, ``scale_factor``/``add_offset``, times) is xarray's own
 (``xarray.conventions.decode_cf``), as for netCDF files. Variables are read only when
 indexed or computed; ``encoding["preferred_chunks"]`` is the Strata chunk shape, so
@@ -19,7 +22,8 @@ from xarray.core import indexing
 
 from .array import open as open_array
 
-#: Attributes that hold values of the variable's own type (netCDF's rule for them).
+#: Attributes that hold values of the variable's own type (netCDF's rule for them): what
+#: arrays imported before ``attr_dtypes`` existed are typed by.
 _TYPED_ATTRS = ("_FillValue", "missing_value", "valid_min", "valid_max", "valid_range")
 
 
@@ -49,13 +53,23 @@ def _paths(location):
     return [(base[: -len(".b2nd")] if base.endswith(".b2nd") else base, location)]
 
 
-def _variable(array):
-    vlmeta = array.vlmeta
+def _typed(attrs, dtypes):
+    """``attrs`` with each attribute that ``dtypes`` (name to NumPy dtype) names cast to that
+    dtype: one value as a NumPy scalar, several as a 1-d array."""
+    out = dict(attrs)
+    for name, dtype in dtypes.items():
+        if name in out:
+            out[name] = np.asarray(out[name], dtype=dtype)[()]
+    return out
+
+
+def _variable(array, vlmeta):
     dims = vlmeta["dims"] if "dims" in vlmeta else [f"dim_{i}" for i in range(array.ndim)]
-    attrs = dict(vlmeta["attrs"]) if "attrs" in vlmeta else {}
-    for name in _TYPED_ATTRS:
-        if name in attrs:
-            attrs[name] = np.asarray(attrs[name], dtype=array.dtype)[()]
+    attrs = vlmeta.get("attrs", {})
+    if "attr_dtypes" in vlmeta:
+        attrs = _typed(attrs, vlmeta["attr_dtypes"])
+    else:
+        attrs = _typed(attrs, dict.fromkeys(_TYPED_ATTRS, array.dtype))
     data = indexing.LazilyIndexedArray(StrataBackendArray(array))
     encoding = {
         "preferred_chunks": dict(zip(dims, array.chunks)),
@@ -79,17 +93,20 @@ class StrataBackendEntrypoint(BackendEntrypoint):
                      concat_characters=True, decode_coords=True):
         location = os.fspath(filename_or_obj)
         drop = set([drop_variables] if isinstance(drop_variables, str) else drop_variables or ())
-        arrays, variables = [], {}
+        arrays, variables, global_attrs = [], {}, None
         for name, path in _paths(location):
             if name in drop:
                 continue
             array = open_array(path)
             arrays.append(array)
-            variables[name] = _variable(array)
+            vlmeta = dict(array.vlmeta)
+            variables[name] = _variable(array, vlmeta)
+            if global_attrs is None and "global_attrs" in vlmeta:
+                global_attrs = _typed(vlmeta["global_attrs"], vlmeta.get("global_attr_dtypes", {}))
         if not variables:
             raise ValueError(f"{location}: no .b2nd array to open")
         ds = xr.conventions.decode_cf(
-            xr.Dataset(variables),
+            xr.Dataset(variables, attrs=global_attrs),
             mask_and_scale=mask_and_scale,
             decode_times=decode_times,
             decode_timedelta=decode_timedelta,
