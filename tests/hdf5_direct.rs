@@ -273,6 +273,34 @@ fn slices_with_steps_read_only_the_blocks_they_touch() {
         per_row * rows,
         "blocks {blocks:?}"
     );
+    // Read again (the chunk's frame open, its block count known): one read for the chunk
+    // header and its bstarts, one for all the touched blocks, stored back to back.
+    let whole = ds.get_slice(&[s(500, 600, 1)], &mut out).unwrap();
+    assert_eq!((whole.chunks_read, whole.requests), (1, 2), "{whole:?}");
+    // The same rows a block row at a time: the same items, each read with its own header and
+    // bstarts, and otherwise the same bytes as the one read of all the blocks.
+    let cuts: Vec<i64> = std::iter::once(500)
+        .chain((501..600).filter(|r| r % blocks[0] as i64 == 0))
+        .chain(std::iter::once(600))
+        .collect();
+    assert_eq!(cuts.len() - 1, rows);
+    let (mut pieces, mut bytes_read) = (Vec::new(), 0);
+    for pair in cuts.windows(2) {
+        let mut piece = vec![0u8; (pair[1] - pair[0]) as usize * 1024 * 4];
+        let stats = ds.get_slice(&[s(pair[0], pair[1], 1)], &mut piece).unwrap();
+        assert_eq!((stats.chunks_read, stats.requests), (1, 2), "{pair:?}");
+        pieces.extend_from_slice(&piece);
+        bytes_read += stats.bytes_read;
+    }
+    let (shape, full) = &w.read["big_chunk_2d"];
+    let want = naive_slice(full, shape, 4, &[s(500, 600, 1)]);
+    assert!(pieces == want && out == want, "rows by block rows");
+    let nblocks = 1024usize.div_ceil(blocks[0]) * 1024usize.div_ceil(blocks[1]);
+    let header_and_bstarts = (32 + 4 * nblocks) as u64;
+    assert_eq!(
+        whole.bytes_read,
+        bytes_read - (rows as u64 - 1) * header_and_bstarts
+    );
 }
 
 #[test]

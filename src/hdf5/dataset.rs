@@ -254,6 +254,7 @@ pub fn list_datasets(path: impl AsRef<Path>) -> Result<Vec<String>> {
     }
     let path = path.as_ref();
     let file = hdf5_metno::File::open(path).map_err(|e| open_error(path, &e))?;
+    h5::close_on_exec(&file);
     let mut out = Vec::new();
     walk(&file, 0, &mut out).map_err(|e| open_error(path, &e))?;
     Ok(out)
@@ -273,6 +274,7 @@ impl H5Dataset {
     pub fn open(path: impl AsRef<Path>, name: &str) -> Result<H5Dataset> {
         let path = path.as_ref();
         let file = hdf5_metno::File::open(path).map_err(|e| open_error(path, &e))?;
+        h5::close_on_exec(&file);
         let ds = file.dataset(name).map_err(|e| open_error(path, &e))?;
         Self::from_parts(path, name, file, ds)
     }

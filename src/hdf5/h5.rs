@@ -232,6 +232,42 @@ pub(super) struct ChunkInfo {
     pub(super) filter_mask: u32,
 }
 
+/// Marks the descriptor through which HDF5 reads `file` close-on-exec (that of the default
+/// `sec2` driver; files of other drivers are left as they are). HDF5 opens files without
+/// `O_CLOEXEC` and locks them with `flock`, a lock that lasts while any process holds the
+/// descriptor: a child process started while the file is open would keep it locked after
+/// Strata has closed it, and the next open for writing would fail ("unable to lock file").
+pub(super) fn close_on_exec(file: &hdf5_metno::File) {
+    let sec2 = file.access_plist().is_ok_and(|fapl| {
+        matches!(
+            fapl.get_driver(),
+            Ok(hdf5_metno::plist::file_access::FileDriver::Sec2)
+        )
+    });
+    if !sec2 {
+        return;
+    }
+    sync(|| {
+        let mut handle: *mut c_void = std::ptr::null_mut();
+        // SAFETY: `file` is an open file; HDF5 writes the driver's handle into `handle`.
+        let r =
+            unsafe { hdf5_metno_sys::h5f::H5Fget_vfd_handle(file.id(), H5P_DEFAULT, &mut handle) };
+        if r < 0 || handle.is_null() {
+            return;
+        }
+        // SAFETY: the sec2 driver's handle points to its `int` file descriptor, alive while
+        // the file is open (it is: `file` is borrowed).
+        let fd = unsafe { *handle.cast::<c_int>() };
+        // SAFETY: fcntl on a descriptor the process holds reads and sets only its flags.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
+    });
+}
+
 /// The chunk that starts at item `offset` of dataset `ds`, by coordinate
 /// (`H5Dget_chunk_info_by_coord`); `None` when it is not stored.
 pub(super) fn chunk_info(ds: Hid, offset: &[u64], context: &str) -> Result<Option<ChunkInfo>> {

@@ -75,6 +75,7 @@ impl Target {
         };
         h5::register_filter()?;
         let file = hdf5_metno::File::append(path).map_err(io)?;
+        h5::close_on_exec(&file);
         if file.link_exists(name) {
             if !overwrite {
                 return Err(Error::refused(
