@@ -356,6 +356,9 @@ fn clients_that_stop_reading_hold_no_place_in_the_work_queue() {
         let r = d.get("/v1/slice/@public/grid.b2nd?sel=3,0:2");
         assert_eq!(r.status, 200, "{}", r.text());
     }
-    assert_eq!(d.metric("stratad_refused_total{reason=\"queue_full\"}"), 0.0);
+    assert_eq!(
+        d.metric("stratad_refused_total{reason=\"queue_full\"}"),
+        0.0
+    );
     drop(stalled);
 }
