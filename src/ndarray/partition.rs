@@ -104,18 +104,38 @@ pub fn balanced(nitems: usize, bound: &[usize]) -> Vec<usize> {
     part
 }
 
+/// The C-order slab of at most `nitems` items (at least one) within `bound`: the innermost
+/// dimensions taken whole while they fit, the next one as far as the rest allows, the outer
+/// ones 1 (bounds of 0 count as 1).
+#[must_use]
+pub fn slab(nitems: usize, bound: &[usize]) -> Vec<usize> {
+    let mut budget = nitems.max(1);
+    let mut part = vec![1; bound.len()];
+    for (p, &b) in part.iter_mut().zip(bound).rev() {
+        *p = b.max(1).min(budget);
+        budget /= *p;
+    }
+    part
+}
+
+/// `block` evened out within `bound`: `n` items in blocks of `b` become blocks of
+/// `ceil(n / ceil(n / b))`, as many blocks with the last about as full as the others (less
+/// padding, never more items).
+#[must_use]
+pub fn even_out(block: &[usize], bound: &[usize]) -> Vec<usize> {
+    block
+        .iter()
+        .zip(bound)
+        .map(|(&b, &n)| n.max(1).div_ceil(n.max(1).div_ceil(b.max(1))))
+        .collect()
+}
+
 /// The default blockshape for items of `typesize` bytes within `bound` (the chunkshape, or
-/// the shape): the balanced box of [`recommended_blocksize`], each dimension then evened
-/// out to `ceil(bound / ceil(bound / block))` so that the last block along it is about as
-/// full as the others (less padding, never more items).
+/// the shape): the balanced box of [`recommended_blocksize`], evened out ([`even_out`]).
 #[must_use]
 pub fn default_blockshape(bound: &[usize], typesize: usize, topology: &Topology) -> Vec<usize> {
     let items = recommended_blocksize(topology, typesize) / typesize.max(1);
-    balanced(items, bound)
-        .iter()
-        .zip(bound)
-        .map(|(&b, &n)| n.max(1).div_ceil(n.max(1).div_ceil(b)))
-        .collect()
+    even_out(&balanced(items, bound), bound)
 }
 
 /// The default chunkshape of an array of `shape` in blocks of `blockshape`: the balanced box of
