@@ -112,7 +112,7 @@ fn rules(python: &Path, grid: &Grid, topology: &Topology) -> Vec<Rule> {
         name,
         blocks,
     };
-    let kib = |items: usize| items * ts >> 10;
+    let kib = |items: usize| (items * ts) >> 10;
     let bal = balanced(items, shape);
     // C-Blosc2's block size, 4 L1d, as a C-order slab evened out
     let l1_items = 4 * topology.l1d.bytes / ts;
@@ -126,7 +126,10 @@ fn rules(python: &Path, grid: &Grid, topology: &Topology) -> Vec<Rule> {
             .collect()
     };
     let mut out = vec![
-        with_chunks(format!("balanced {} KiB", kib(items)), even_out(&bal, shape)),
+        with_chunks(
+            format!("balanced {} KiB", kib(items)),
+            even_out(&bal, shape),
+        ),
         with_chunks(
             format!("balanced {} KiB", kib(items / 4)),
             even_out(&balanced(items / 4, shape), shape),
@@ -176,10 +179,16 @@ fn rules(python: &Path, grid: &Grid, topology: &Topology) -> Vec<Rule> {
 fn reads(shape: &[usize]) -> Vec<(String, Vec<Slice>)> {
     let ndim = shape.len();
     let mut out = vec![("whole".to_string(), vec![])];
-    for axis in 0..ndim {
-        let at = (shape[axis] * 37 / 100) as i64;
+    for (axis, &len) in shape.iter().enumerate() {
+        let at = (len * 37 / 100) as i64;
         let s = (0..ndim)
-            .map(|d| if d == axis { Slice::index(at) } else { Slice::FULL })
+            .map(|d| {
+                if d == axis {
+                    Slice::index(at)
+                } else {
+                    Slice::FULL
+                }
+            })
             .collect();
         let name = match (ndim, axis) {
             (2, 0) => "row".to_string(),
@@ -309,7 +318,10 @@ fn run_grid(python: &Path, grid: &Grid, codec_name: &str, rounds: usize, topolog
         .collect();
     let defaults = [
         0,
-        rules.iter().position(|r| r.name.starts_with("python-blosc2")).unwrap(),
+        rules
+            .iter()
+            .position(|r| r.name.starts_with("python-blosc2"))
+            .unwrap(),
     ];
     for (i, rule) in rules.iter().enumerate() {
         let cells: Vec<String> = (0..reads.len())
@@ -332,7 +344,7 @@ fn run_grid(python: &Path, grid: &Grid, codec_name: &str, rounds: usize, topolog
             rule.name,
             rule.chunks,
             rule.blocks,
-            rule.blocks.iter().product::<usize>() * grid.typesize >> 10,
+            (rule.blocks.iter().product::<usize>() * grid.typesize) >> 10,
             med[i][0] * 1e3,
             ratio[i],
             ratio[i] / best_ratio,
