@@ -314,14 +314,7 @@ fn keep_alive_serves_request_after_request() {
 fn tls_serves_the_same_answers() {
     let root = data_root();
     let dir = tempfile::tempdir().unwrap();
-    let key = rcgen::KeyPair::generate().unwrap();
-    let cert = rcgen::CertificateParams::new(vec!["localhost".into()])
-        .unwrap()
-        .self_signed(&key)
-        .unwrap();
-    let (cp, kp) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-    std::fs::write(&cp, cert.pem()).unwrap();
-    std::fs::write(&kp, key.serialize_pem()).unwrap();
+    let (cert, cp, kp) = common::self_signed(dir.path());
     let d = Daemon::start(&[
         "--root",
         &format!("@public={}", root.path().display()),

@@ -231,14 +231,7 @@ fn tls_sessions_that_go_quiet_after_the_handshake_are_dropped() {
     use std::sync::Arc;
     let root = data_root();
     let dir = tempfile::tempdir().unwrap();
-    let key = rcgen::KeyPair::generate().unwrap();
-    let cert = rcgen::CertificateParams::new(vec!["localhost".into()])
-        .unwrap()
-        .self_signed(&key)
-        .unwrap();
-    let (cp, kp) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-    std::fs::write(&cp, cert.pem()).unwrap();
-    std::fs::write(&kp, key.serialize_pem()).unwrap();
+    let (cert, cp, kp) = common::self_signed(dir.path());
     let d = daemon_with(
         root.path(),
         &[

@@ -333,3 +333,17 @@ pub fn floats(bytes: &[u8]) -> Vec<f32> {
         .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
         .collect()
 }
+
+/// A self-signed certificate for `localhost`, its PEM written to `dir/cert.pem` and its key
+/// to `dir/key.pem`; returns the certificate and the two paths.
+pub fn self_signed(dir: &Path) -> (rcgen::Certificate, PathBuf, PathBuf) {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["localhost".into()])
+        .unwrap()
+        .self_signed(&key)
+        .unwrap();
+    let (cp, kp) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cp, cert.pem()).unwrap();
+    std::fs::write(&kp, key.serialize_pem()).unwrap();
+    (cert, cp, kp)
+}
