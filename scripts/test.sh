@@ -26,6 +26,10 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
+# pytest's temporary files (several GiB over the interop suite) live here, not in /tmp's
+# pytest-of-$USER, so that they are freed before the fuzz build and at the end.
+pytest_tmp="$logs/pytest"
+mkdir -p "$pytest_tmp"
 # stage NAME: a banner with the time so far and the disk space left (a full disk fails builds
 # in ways that look like anything else).
 stage() {
@@ -104,16 +108,23 @@ stage "interop suite (pytest tests/interop)"
 pytest_status=0
 STRATA_BIN="$root/target/release/strata" STRATAD_BIN="$root/target/release/stratad" \
   .venv/bin/python -m pytest tests/interop -q -n auto -p no:cacheprovider \
-  --junitxml="$logs/interop.xml" 2>&1 | tee "$logs/interop.log" || pytest_status=$?
+  --basetemp="$pytest_tmp/interop" --junitxml="$logs/interop.xml" 2>&1 | tee "$logs/interop.log" || pytest_status=$?
 read -r py_passed py_failed py_skipped < <(junit_counts "$logs/interop.xml")
 [ "$pytest_status" -eq 0 ] && echo "check: interop ok" || { echo "check: interop FAILED (exit $pytest_status)"; failed_checks+=(interop); }
 
 # The Python package: built, installed into .venv and tested (scripts/test-python.sh).
-check python bash scripts/test-python.sh --junitxml="$logs/python.xml"
+check python bash scripts/test-python.sh --basetemp="$pytest_tmp/python" --junitxml="$logs/python.xml"
 read -r pkg_passed pkg_failed pkg_skipped < <(junit_counts "$logs/python.xml")
 py_passed=$((py_passed + pkg_passed)) py_failed=$((py_failed + pkg_failed))
 py_skipped=$((py_skipped + pkg_skipped))
 
+# The fuzz build has its own target directory (fuzz/target, two profiles of the whole
+# workspace); the main one and pytest's files are not needed after this point.
+rm -rf "$pytest_tmp"
+if [ "$(df -k --output=avail . | tail -n 1)" -lt $((25 * 1024 * 1024)) ]; then
+  echo "less than 25 GiB free: removing target/ before the fuzz build"
+  rm -rf target
+fi
 fuzz_result=skipped
 if [ "${FUZZ_SECONDS:-30}" != 0 ]; then
   check fuzz bash fuzz/run.sh "${FUZZ_SECONDS:-30}"
