@@ -50,4 +50,12 @@ impl Codec for Lz4hc {
     fn decompress(&self, src: &[u8], dst: &mut [u8], _ctx: &BlockContext<'_>) -> Result<usize> {
         super::lz4::decompress_block(2, src, dst)
     }
+    fn decompress_prefix(
+        &self,
+        src: &[u8],
+        dst: &mut [u8],
+        _ctx: &BlockContext<'_>,
+    ) -> Result<Option<usize>> {
+        super::lz4::decompress_block_prefix(2, src, dst).map(Some)
+    }
 }

@@ -70,6 +70,22 @@ pub trait Codec: Send + Sync {
     /// # Errors
     /// [`crate::Error::Codec`] when `src` is not a valid stream or does not fit in `dst`.
     fn decompress(&self, src: &[u8], dst: &mut [u8], ctx: &BlockContext<'_>) -> Result<usize>;
+    /// Decompresses only the first `dst.len()` bytes of the stream `src` into `dst`, stopping
+    /// the decoder there (LZ4's partial decoding), for a reader that needs only the first items
+    /// of a block. Returns the bytes written, which the pipeline checks are `dst.len()`; the
+    /// rest of the stream is neither decoded nor checked. `None` declines, and the pipeline
+    /// decodes the whole stream. The default declines.
+    ///
+    /// # Errors
+    /// [`crate::Error::Codec`] when the decoded part of `src` is not a valid stream.
+    fn decompress_prefix(
+        &self,
+        _src: &[u8],
+        _dst: &mut [u8],
+        _ctx: &BlockContext<'_>,
+    ) -> Result<Option<usize>> {
+        Ok(None)
+    }
     /// Decompresses only the items `[start, start + dst.len() / typesize)` of an unsplit block
     /// (item indices in the block, C order) into `dst`, decoding as little of `src` as it can
     /// (ZFP's fixed-rate cells). `None` declines, and the pipeline decodes the whole block. The

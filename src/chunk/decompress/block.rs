@@ -88,17 +88,7 @@ impl<'a> Decoder<'a> {
         let (Stream::Codec(payload), _) = self.stream_at(self.bstart(nblock)?, blen)? else {
             return Ok(false);
         };
-        let ctx = BlockContext {
-            clevel: 0,
-            meta: self.header.compcode_meta,
-            typesize: ts,
-            blocksize: self.header.blocksize,
-            nblock,
-            offset: nblock * self.header.blocksize,
-            dict: self.dict,
-            nd: self.nd.as_deref(),
-            ..BlockContext::default()
-        };
+        let ctx = self.codec_ctx(nblock);
         match codec.decompress_items(payload, out, from / ts, &ctx)? {
             None => Ok(false),
             Some(n) if n == out.len() => Ok(true),
@@ -108,6 +98,143 @@ impl<'a> Decoder<'a> {
                 Error::decoded("items", out.len(), n),
             )),
         }
+    }
+
+    /// What the codec is told when it decodes a stream of block `nblock` of a regular chunk.
+    fn codec_ctx(&self, nblock: usize) -> BlockContext<'_> {
+        BlockContext {
+            clevel: 0,
+            meta: self.header.compcode_meta,
+            typesize: self.header.typesize,
+            blocksize: self.header.blocksize,
+            nblock,
+            offset: nblock * self.header.blocksize,
+            dict: self.dict,
+            nd: self.nd.as_deref(),
+            ..BlockContext::default()
+        }
+    }
+
+    /// Decodes only the first `nitems` items of block `nblock` (items of `typesize` bytes,
+    /// C order in the block) into `dst[..nitems * typesize]`, each stream's codec stopped
+    /// where those items end ([`Codec::decompress_prefix`]), for a reader that picks nothing
+    /// past them. Two kinds of block can be cut so:
+    /// * a block without filters (trunc_prec aside): `dst` gets its first bytes;
+    /// * a block whose only filter is shuffle over the typesize, split into one stream per
+    ///   byte of the item (stream `j` holds byte `j` of every item): a prefix of the items is
+    ///   a prefix of every stream. With `planes`, `dst` gets them in byte planes of `nitems`
+    ///   bytes (byte `j` of item `i` at `j * nitems + i`, the layout of
+    ///   [`Decoder::decompress_block_planes`] for a block of `nitems` items); without, the
+    ///   items unshuffled.
+    ///
+    /// Returns `Some(true)` when `dst` holds byte planes, `Some(false)` when it holds the
+    /// items; `None` when the block cannot be cut (another kind of block or chunk, `nitems`
+    /// not fewer than the block's items, a codec that declines), and nothing useful was
+    /// written: the caller decodes the whole block. Only the decoded part of each stream is
+    /// checked.
+    ///
+    /// # Errors
+    /// [`Error::InvalidIndex`] if there is no block `nblock`; [`Error::DestinationTooSmall`];
+    /// otherwise as [`decompress`](super::decompress).
+    pub fn decompress_block_prefix(
+        &self,
+        nblock: usize,
+        nitems: usize,
+        planes: bool,
+        dst: &mut [u8],
+    ) -> Result<Option<bool>> {
+        let h = &self.header;
+        if !self.regular() {
+            return Ok(None);
+        }
+        if nblock >= h.nblocks() {
+            return Err(Error::index("block", nblock, h.nblocks()));
+        }
+        let ts = h.typesize;
+        let len = self.block_range(nblock).len();
+        let Some(want) = nitems.checked_mul(ts).filter(|&w| w < len) else {
+            return Ok(None);
+        };
+        if dst.len() < want {
+            return Err(Error::DestinationTooSmall {
+                needed: want,
+                available: dst.len(),
+            });
+        }
+        let ns = nstreams(h, len);
+        let plain = self
+            .filters
+            .iter()
+            .all(|(f, _)| f.id() == FilterId::TRUNC_PREC);
+        let shuffled = !plain && ns == ts && self.shuffle_planes() == Some(ts);
+        if !plain && !shuffled {
+            return Ok(None);
+        }
+        let codec = self.codec.as_deref().ok_or(NO_CODEC)?;
+        self.check_framing(nblock..nblock + 1)?;
+        if want == 0 {
+            return Ok(Some(shuffled && planes));
+        }
+        let neblock = len / ns;
+        let ctx = self.codec_ctx(nblock);
+        let mut scratch = (shuffled && !planes).then(crate::chunk::scratch::take);
+        let out: &mut [u8] = match scratch.as_mut() {
+            Some(bufs) => {
+                bufs[0].resize(want, 0);
+                &mut bufs[0][..want]
+            }
+            None => &mut dst[..want],
+        };
+        let mut pos = self.bstart(nblock)?;
+        for k in 0..ns {
+            // The part of stream `k` needed: `nitems` bytes of every byte plane, or the
+            // bytes of a plain block up to `want`.
+            let (at, take) = if shuffled {
+                (k * nitems, nitems)
+            } else if k * neblock < want {
+                (k * neblock, neblock.min(want - k * neblock))
+            } else {
+                break;
+            };
+            let piece = &mut out[at..at + take];
+            let (record, next) = self.stream_at(pos, neblock)?;
+            pos = next;
+            match record {
+                Stream::Zeros => piece.fill(0),
+                Stream::Run(value) => piece.fill(value),
+                Stream::Raw(payload) => piece.copy_from_slice(&payload[..take]),
+                Stream::Codec(payload) => {
+                    let n = if take == neblock {
+                        codec.decompress(payload, piece, &ctx)?
+                    } else {
+                        match codec.decompress_prefix(payload, piece, &ctx)? {
+                            Some(n) => n,
+                            None => return Ok(None),
+                        }
+                    };
+                    if n != take {
+                        let stream = Error::decoded("the start of a stream", take, n);
+                        return Err(Error::at("block", nblock, stream));
+                    }
+                }
+            }
+        }
+        if let Some(bufs) = &scratch {
+            // Byte planes of `nitems` bytes are the shuffled bytes of a block of `nitems`
+            // items: shuffle's backward pass on them gives the items.
+            let (filter, meta) = &self.filters[0];
+            let ctx = BlockContext {
+                typesize: ts,
+                meta: *meta,
+                nblock,
+                offset: nblock * h.blocksize,
+                version: h.version,
+                nd: self.nd.as_deref(),
+                ..BlockContext::default()
+            };
+            filter.backward(&bufs[0][..want], &mut dst[..want], &ctx)?;
+        }
+        Ok(Some(shuffled && planes))
     }
 
     /// Decodes block `nblock` into `out` (its exact length). `block0` is the decoded block 0
@@ -214,17 +341,7 @@ impl<'a> Decoder<'a> {
         let mut pos = self.bstart(nblock)?;
         let ns = nstreams(&self.header, out.len());
         let neblock = out.len() / ns;
-        let ctx = BlockContext {
-            clevel: 0,
-            meta: self.header.compcode_meta,
-            typesize: self.header.typesize,
-            blocksize: self.header.blocksize,
-            nblock,
-            offset: nblock * self.header.blocksize,
-            dict: self.dict,
-            nd: self.nd.as_deref(),
-            ..BlockContext::default()
-        };
+        let ctx = self.codec_ctx(nblock);
         for stream in out.chunks_exact_mut(neblock) {
             let (record, next) = self.stream_at(pos, neblock)?;
             pos = next;
@@ -468,6 +585,173 @@ mod tests {
         d.decompress_range_on(&Runtime::global(), 1, 100..190, &mut out)
             .unwrap();
         assert_eq!(out[..], want[100..190]);
+    }
+
+    /// `n` items of `ts` bytes that compress but are no run: a slow ramp with a little
+    /// pseudo-random noise in the low byte.
+    fn ramp(n: usize, ts: usize) -> Vec<u8> {
+        let mut x = 0x9e37_79b9_u32;
+        (0..n)
+            .flat_map(|i| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                let noise = if i % 7 == 0 { u64::from(x % 4) } else { 0 };
+                let v = (i as u64 / 64) ^ noise;
+                v.to_le_bytes()
+                    .into_iter()
+                    .cycle()
+                    .take(ts)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_block_prefix_decodes_as_the_whole_block_starts() {
+        use crate::chunk::{compress_vec, CParams, SplitMode};
+        use crate::format::ids::CodecId;
+        let codecs = [
+            CodecId::BLOSCLZ,
+            CodecId::LZ4,
+            CodecId::LZ4HC,
+            CodecId::ZLIB,
+            CodecId::ZSTD,
+        ];
+        let filters = [
+            FilterId::NOFILTER,
+            FilterId::SHUFFLE,
+            FilterId::BITSHUFFLE,
+            FilterId::DELTA,
+        ];
+        let (nitems, bitems) = (2000, 256);
+        for ts in [1usize, 2, 3, 4, 8, 13] {
+            let data = ramp(nitems, ts);
+            let bs = bitems * ts;
+            for codec in codecs {
+                for filter in filters {
+                    for split in [SplitMode::Always, SplitMode::Never] {
+                        let mut cp = CParams {
+                            codec,
+                            typesize: ts,
+                            blocksize: bs,
+                            splitmode: split,
+                            ..CParams::default()
+                        };
+                        cp.filters[5] = filter;
+                        let c = compress_vec(&cp, &data).unwrap();
+                        let d = Decoder::new(&Registry::global(), &c).unwrap();
+                        assert!(d.regular());
+                        let lz4 = codec == CodecId::LZ4 || codec == CodecId::LZ4HC;
+                        let plain = d.header.filters.iter().all(|&f| f == FilterId::NOFILTER);
+                        // Block 2 (full) and block 7 (the short last one: 208 items).
+                        for nblock in [2usize, 7] {
+                            let start = nblock * bitems;
+                            let items = (nitems - start).min(bitems);
+                            let ns = nstreams(&d.header, items * ts);
+                            let shuffled = d.shuffle_planes() == Some(ts) && ns == ts;
+                            let cuttable = plain || shuffled;
+                            if filter == FilterId::SHUFFLE && split == SplitMode::Always {
+                                assert_eq!(shuffled, nblock == 2 || ts == 1, "{ts}");
+                            }
+                            for k in [0, 1, 2, items / 3, items - 1, items, items + 1] {
+                                for planes in [false, true] {
+                                    let what = format!(
+                                        "ts {ts} codec {} filter {} streams {ns} block {nblock} \
+                                         items {k} planes {planes}",
+                                        codec.0, filter.0
+                                    );
+                                    let mut dst = vec![0xa5u8; bs];
+                                    let got = d
+                                        .decompress_block_prefix(nblock, k, planes, &mut dst)
+                                        .unwrap();
+                                    if k >= items || !cuttable {
+                                        assert_eq!(got, None, "{what}");
+                                        continue;
+                                    }
+                                    if lz4 || k == 0 {
+                                        assert!(got.is_some(), "{what}");
+                                    }
+                                    let Some(in_planes) = got else { continue };
+                                    assert_eq!(in_planes, planes && shuffled, "{what}");
+                                    let want = &data[start * ts..(start + k) * ts];
+                                    if in_planes {
+                                        for i in 0..k {
+                                            for j in 0..ts {
+                                                assert_eq!(
+                                                    dst[j * k + i],
+                                                    want[i * ts + j],
+                                                    "{what}: item {i} byte {j}"
+                                                );
+                                            }
+                                        }
+                                    } else {
+                                        assert_eq!(dst[..k * ts], *want, "{what}");
+                                    }
+                                    assert!(dst[k * ts..].iter().all(|&b| b == 0xa5), "{what}");
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_block_prefix_checks_what_it_decodes() {
+        use crate::chunk::{compress_vec, CParams, SplitMode};
+        use crate::format::ids::CodecId;
+        let data = ramp(1024, 4);
+        let mut cp = CParams {
+            codec: CodecId::LZ4,
+            typesize: 4,
+            blocksize: 1024,
+            splitmode: SplitMode::Always,
+            ..CParams::default()
+        };
+        cp.filters[5] = FilterId::SHUFFLE;
+        let c = compress_vec(&cp, &data).unwrap();
+        let d = Decoder::new(&Registry::global(), &c).unwrap();
+        let mut dst = vec![0u8; 1024];
+        let e = d
+            .decompress_block_prefix(4, 10, true, &mut dst)
+            .unwrap_err();
+        assert_eq!(e, Error::index("block", 4, 4));
+        let e = d
+            .decompress_block_prefix(1, 10, true, &mut dst[..39])
+            .unwrap_err();
+        assert_eq!(
+            e,
+            Error::DestinationTooSmall {
+                needed: 40,
+                available: 39
+            }
+        );
+        // The first stream of block 1 turned into garbage: 0xff tokens ask for literals past
+        // its end.
+        let at = d.bstart(1).unwrap();
+        let csize = read_i32(&c, at, "x").unwrap() as usize;
+        assert!(csize < 256, "a codec payload");
+        let mut bad = c.clone();
+        bad[at + 4..at + 4 + csize].fill(0xff);
+        let d = Decoder::new(&Registry::global(), &bad).unwrap();
+        // liblz4 refuses it, or decodes fewer bytes than asked (which is refused here).
+        let e = d
+            .decompress_block_prefix(1, 10, true, &mut dst)
+            .unwrap_err();
+        assert!(
+            matches!(e, Error::Codec { id: 1, ref message } if message.contains("corrupt"))
+                || matches!(e, Error::At { what: "block", index: 1, ref source }
+                    if matches!(**source, Error::Decoded { expected: 10, .. })),
+            "{e}"
+        );
+        // Block 0 is intact and still reads.
+        assert_eq!(
+            d.decompress_block_prefix(0, 10, false, &mut dst).unwrap(),
+            Some(false)
+        );
+        assert_eq!(dst[..40], data[..40]);
     }
 
     #[test]

@@ -86,6 +86,9 @@ pub struct SliceStats {
     pub blocks_decompressed: usize,
     /// Of those, blocks decompressed straight into the destination, with no copy.
     pub blocks_in_place: usize,
+    /// Of those, blocks decoded only up to their last picked item
+    /// ([`Decoder::decompress_block_prefix`]).
+    pub blocks_partial: usize,
     /// Blocks read from a block cache instead of being decompressed (reads through
     /// [`Cached`]).
     pub blocks_from_cache: usize,
@@ -106,6 +109,7 @@ struct Counters {
     chunks_read: AtomicUsize,
     blocks_decompressed: AtomicUsize,
     blocks_in_place: AtomicUsize,
+    blocks_partial: AtomicUsize,
     blocks_from_cache: AtomicUsize,
     bytes_copied: AtomicUsize,
     chunks_written: AtomicUsize,
@@ -124,6 +128,7 @@ impl Counters {
             chunks_read: get(&self.chunks_read),
             blocks_decompressed: get(&self.blocks_decompressed),
             blocks_in_place: get(&self.blocks_in_place),
+            blocks_partial: get(&self.blocks_partial),
             blocks_from_cache: get(&self.blocks_from_cache),
             bytes_copied: get(&self.bytes_copied),
             chunks_written: get(&self.chunks_written),

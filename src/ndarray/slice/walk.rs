@@ -32,6 +32,27 @@ pub(super) fn block_walk(
     (base as isize, steps)
 }
 
+/// How many items of a block (C order) run up to the last one the selection picks in it: the
+/// prefix of the block a reader must decode. `block_strides` are in bytes, items `ts` bytes.
+pub(super) fn block_prefix(
+    block: &BlockPlan,
+    sels: &[DimSelection],
+    block_strides: &[usize],
+    ts: usize,
+) -> usize {
+    let last: usize = block
+        .segments
+        .iter()
+        .zip(sels)
+        .zip(block_strides)
+        .map(|((seg, sel), &bstride)| {
+            let top = seg.offset + seg.count.saturating_sub(1) * sel.stride();
+            top * bstride
+        })
+        .sum();
+    last / ts.max(1) + 1
+}
+
 /// The byte offset of box row `outer` (all dimensions but the last) given [`block_walk`].
 pub(super) fn row_start(base: isize, steps: &[isize], outer: &[usize]) -> isize {
     base + outer
