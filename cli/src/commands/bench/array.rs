@@ -2,7 +2,9 @@
 //! reads — the whole array, and hyperplanes along each axis (decompressing only the blocks
 //! they touch) — next to reading the same
 //! hyperplanes from a raw C-order `.npy` file with positioned reads, one per contiguous run of
-//! items, as a program reading the raw file would. With `--cold`, both files are dropped from
+//! items, as a program reading the raw file would; the whole array next to one read of the whole
+//! `.npy` (as `np.load` reads it) and to a copy of the items between two buffers in memory (the
+//! ceiling of any whole read). With `--cold`, both files are dropped from
 //! the page cache before every read (fdatasync, then `posix_fadvise(DONTNEED)`), so each read
 //! comes from the disk.
 
@@ -50,6 +52,11 @@ struct RawArray {
 }
 
 impl RawArray {
+    /// Reads the whole array into `out` (as `np.load` does: one read of the data).
+    fn whole(&self, out: &mut [u8]) -> Result<()> {
+        Ok(self.file.read_exact_at(out, self.offset)?)
+    }
+
     /// Reads the hyperplane `index` of `axis` into `out` with one positioned read per
     /// contiguous run of items.
     fn hyperplane(&self, axis: usize, index: usize, out: &mut [u8]) -> Result<()> {
@@ -136,6 +143,13 @@ pub struct ArrayBenchReport {
     pub decompress_s: f64,
     /// The same as a speed, GB/s.
     pub decompress_gbps: f64,
+    /// Median time to copy the items from one buffer to another (the memory's ceiling for
+    /// any read of the whole array), in seconds.
+    pub memcpy_s: f64,
+    /// Bytes of the `.npy` file, when given.
+    pub npy_bytes: Option<u64>,
+    /// Median time to read the whole `.npy` file's data, in seconds, when given.
+    pub npy_whole_s: Option<f64>,
     /// Hyperplanes along each axis.
     pub hyperplanes: Vec<Hyperplanes>,
 }
@@ -154,16 +168,27 @@ impl Report for ArrayBenchReport {
             human::bytes(self.cbytes),
             self.nbytes as f64 / self.cbytes.max(1) as f64
         )?;
+        let npy = match (self.npy_bytes, self.npy_whole_s) {
+            (Some(b), Some(t)) => format!(
+                "; .npy ({}) in {} ({})",
+                human::bytes(b),
+                human::duration(t),
+                human::speed(self.nbytes, t)
+            ),
+            _ => String::new(),
+        };
         writeln!(
             out,
-            "  page cache {}: whole array in {} ({})",
+            "  page cache {}: whole array in {} ({}){npy}; memcpy {} ({})",
             if self.cache == "cold" {
                 "cold (dropped before every read)"
             } else {
                 "warm"
             },
             human::duration(self.decompress_s),
-            human::speed(self.nbytes, self.decompress_s)
+            human::speed(self.nbytes, self.decompress_s),
+            human::duration(self.memcpy_s),
+            human::speed(self.nbytes, self.memcpy_s)
         )?;
         writeln!(
             out,
@@ -254,6 +279,26 @@ fn bench(
         std::hint::black_box(&data);
     }
     let whole = median(whole);
+    // The memory's ceiling: the items copied between two buffers already in memory.
+    let len = usize::try_from(nbytes)?;
+    let (source, mut copy) = (vec![1u8; len], vec![2u8; len]);
+    let (mut copies, mut npy_whole) = (Vec::new(), Vec::new());
+    for _ in 0..runs.max(1) {
+        let start = Instant::now();
+        copy.copy_from_slice(std::hint::black_box(&source));
+        copies.push(start.elapsed().as_secs_f64());
+        std::hint::black_box(&copy);
+        // The .npy read as `np.load` reads it: into a new buffer, one read.
+        if let (Some(raw), Some(p)) = (&raw, npy) {
+            cool(p)?;
+            let start = Instant::now();
+            let mut data = vec![0u8; len];
+            raw.whole(&mut data)?;
+            npy_whole.push(start.elapsed().as_secs_f64());
+            std::hint::black_box(&data);
+        }
+    }
+    drop((source, copy));
     let mut rows = Vec::new();
     for axis in 0..shape.len() {
         let mut plane_shape = shape.clone();
@@ -310,6 +355,9 @@ fn bench(
         },
         decompress_s: whole,
         decompress_gbps: nbytes as f64 / whole / 1e9,
+        memcpy_s: median(copies),
+        npy_bytes: npy.map(std::fs::metadata).transpose()?.map(|m| m.len()),
+        npy_whole_s: (!npy_whole.is_empty()).then(|| median(npy_whole)),
         hyperplanes: rows,
     })
 }
@@ -352,6 +400,9 @@ mod tests {
         assert_eq!(r.hyperplanes[0].blocks_decompressed, 2);
         assert_eq!(r.hyperplanes[1].blocks_decompressed, 4);
         assert!(r.hyperplanes.iter().all(|h| h.npy_ms.is_some()));
+        let npy_len = std::fs::metadata(&raw).unwrap().len();
+        assert_eq!(r.npy_bytes, Some(npy_len));
+        assert!(r.npy_whole_s.is_some_and(|t| t > 0.0) && r.memcpy_s > 0.0);
         // A .npy whose shape differs is refused.
         std::fs::write(&raw, npy::file("<u4", &[10, 12], &data)).unwrap();
         let e = format!("{:#}", bench(&array, Some(&raw), 1, 1, false).unwrap_err());
@@ -371,6 +422,9 @@ mod tests {
             cbytes: 64_800,
             decompress_s: 0.002,
             decompress_gbps: 0.1296,
+            memcpy_s: 0.0001,
+            npy_bytes: Some(259_328),
+            npy_whole_s: Some(0.004),
             hyperplanes: vec![Hyperplanes {
                 axis: 1,
                 plane_shape: vec![180],
@@ -385,7 +439,8 @@ mod tests {
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "a.b2nd: [180, 360] <f4 (chunks [90, 360], blocks [10, 360]), 253 KiB -> 63.3 KiB (cratio 4.00)\n\
-             \x20 page cache cold (dropped before every read): whole array in 2.0 ms (0.13 GB/s)\n\
+             \x20 page cache cold (dropped before every read): whole array in 2.0 ms (0.13 GB/s); \
+             .npy (253 KiB) in 4.0 ms (0.06 GB/s); memcpy 100 µs (2.59 GB/s)\n\
              \x20 axis          hyperplane      strata    blocks        .npy  speed-up\n\
              \x20    1               [180]      500 µs        18      2.0 ms      4.0x\n"
         );
