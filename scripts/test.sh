@@ -119,7 +119,7 @@ py_passed=$((py_passed + pkg_passed)) py_failed=$((py_failed + pkg_failed))
 py_skipped=$((py_skipped + pkg_skipped))
 
 # The fuzz build has its own target directory (fuzz/target, two profiles of the whole
-# workspace, about 10 GiB); the main one and pytest's files are not needed after this point.
+# workspace, 2-3 GiB); the main one and pytest's files are not needed after this point.
 # Under 40 GiB free the main target/ goes too: CI once ran out of disk building the fuzzers.
 rm -rf "$pytest_tmp"
 if [ "$(df -k --output=avail . | tail -n 1)" -lt $((40 * 1024 * 1024)) ]; then
