@@ -4,15 +4,19 @@
 //! side (`python/strata/`) turns keys into selections, bytes into NumPy arrays and errors codes
 //! into exception classes. Every read, write and decompression runs with the GIL released
 //! ([`Python::detach`]), the array behind a lock taken inside the detached section, so Python
-//! threads that read one array decode in parallel.
+//! threads that read one array decode in parallel. Reads decode straight into a NumPy array
+//! the Python side allocates (`src/dest.rs`).
 
+mod dest;
+
+use dest::Destination;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyTuple};
 use std::sync::{PoisonError, RwLock};
 use strata::chunk::{decompress_vec, CParams, Context};
 use strata::error::Expected;
 use strata::frame::OpenMode;
-use strata::ndarray::{ArrayParams, Location, NdArray, Slice};
+use strata::ndarray::{ArrayParams, Location, NdArray, Selection, Slice};
 use strata::registry::Registry;
 use strata::scheduler::Runtime;
 use strata::{CodecId, Error, FilterId};
@@ -94,9 +98,25 @@ fn slices(key: &[PySliceKey]) -> Vec<Slice> {
         .collect()
 }
 
-/// The bytes of the selection `key`, C order, from `arr` into `out` (its size exactly).
+/// The bytes of the selection `key`, C order, from `arr` into `out`, which must be the
+/// selection's size exactly.
 fn read_into(arr: &NdArray, key: &[PySliceKey], out: &mut [u8]) -> Result<(), Fail> {
-    arr.get_slice(&slices(key), out)?;
+    let slices = slices(key);
+    let sel = Selection::new(arr.shape(), &slices)?;
+    let nbytes = sel
+        .nitems()
+        .and_then(|n| n.checked_mul(arr.typesize()))
+        .ok_or(Error::Overflow {
+            what: "the selection's size in bytes",
+        })?;
+    if nbytes != out.len() {
+        return Err(Fail::Strata(Error::Mismatch {
+            what: "bytes of the destination array for the selection",
+            expected: nbytes as u64,
+            found: out.len() as u64,
+        }));
+    }
+    arr.get_slice(&slices, out)?;
     Ok(())
 }
 
@@ -283,17 +303,22 @@ impl Array {
         })
     }
 
-    /// The bytes (C order) of the selection `key`, a list of `(start, stop, step)` for the
-    /// leading dimensions, `nbytes` long, as a bytearray; decoded with the GIL released.
-    fn read<'py>(
+    /// Decodes the selection `key`, a list of `(start, stop, step)` for the leading
+    /// dimensions, into `out` (C order), with the GIL released. `out` must be a writeable,
+    /// C-contiguous `numpy.ndarray` (not a subclass) of the selection's size in bytes, that
+    /// no other thread uses during the call.
+    ///
+    /// Raises `TypeError` for another object, `ParamError` for a read-only or
+    /// non-contiguous array or one of another size.
+    fn read_into(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         key: Vec<PySliceKey>,
-        nbytes: usize,
-    ) -> PyResult<Bound<'py, PyByteArray>> {
-        PyByteArray::new_with(py, nbytes, |out| {
-            detached(py, || self.with(|a| read_into(a, &key, out)))
-        })
+        out: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let mut dest = Destination::of(out)?;
+        let bytes = dest.bytes();
+        detached(py, || self.with(|a| read_into(a, &key, bytes)))
     }
 
     /// Writes `data` (C order, the selection's shape) into the selection `key`.

@@ -250,9 +250,11 @@ class Array:
     # --- reading and writing ------------------------------------------------------------
 
     def _read_box(self, native_key, box):
-        nbytes = int(np.prod(box, dtype=np.int64)) * self._dtype.itemsize
-        buf = self._handle().read(native_key, nbytes)
-        return np.frombuffer(buf, dtype=self._dtype).reshape(box)
+        # Decoded straight into the result's memory (no copy); no other thread sees `out`
+        # before it is returned, as `read_into` requires.
+        out = np.empty(box, dtype=self._dtype)
+        self._handle().read_into(native_key, out)
+        return out
 
     def __getitem__(self, key):
         """The selection ``key`` as a NumPy array of this array's dtype.
