@@ -5,18 +5,19 @@
 //! into exception classes. Every read, write and decompression runs with the GIL released
 //! ([`Python::detach`]), the array behind a lock taken inside the detached section, so Python
 //! threads that read one array decode in parallel. Reads decode straight into a NumPy array
-//! the Python side allocates (`src/dest.rs`).
+//! the Python side allocates, writes compress straight from the caller's array
+//! (`src/borrow.rs`).
 
-mod dest;
+mod borrow;
 
-use dest::Destination;
+use borrow::{Destination, Source};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyTuple};
 use std::sync::{PoisonError, RwLock};
 use strata::chunk::{decompress_vec, CParams, Context};
 use strata::error::Expected;
 use strata::frame::OpenMode;
-use strata::ndarray::{ArrayParams, Location, NdArray, Selection, Slice};
+use strata::ndarray::{ArrayParams, Location, NdArray, Selection, Slice, SyncPolicy};
 use strata::registry::Registry;
 use strata::scheduler::Runtime;
 use strata::{CodecId, Error, FilterId};
@@ -321,8 +322,10 @@ impl Array {
         detached(py, || self.with(|a| read_into(a, &key, bytes)))
     }
 
-    /// Writes `data` (C order, the selection's shape) into the selection `key`.
-    fn write(&self, py: Python<'_>, key: Vec<PySliceKey>, data: &[u8]) -> PyResult<()> {
+    /// Writes `data`, a C-contiguous `numpy.ndarray` of the selection's shape and the array's
+    /// dtype, into the selection `key`, from its memory, with the GIL released.
+    fn write(&self, py: Python<'_>, key: Vec<PySliceKey>, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        let data = Source::of(data)?.bytes();
         detached(py, || {
             self.with_mut(|a| {
                 a.set_slice(&slices(&key), data)?;
@@ -411,11 +414,13 @@ fn cparams(
     Ok(c)
 }
 
-/// Makes a new array. `kind` is `"zeros"`, `"empty"`, `"full"` (every item the bytes `data`)
-/// or `"buffer"` (`data` the C-order items); `path` `None` keeps it in memory, `contiguous`
-/// chooses a `.b2nd` file over a sparse directory.
+/// Makes a new array. `kind` is `"zeros"`, `"empty"`, `"full"` (every item the bytes of
+/// `data`) or `"buffer"` (`data` the items); `data` is a C-contiguous `numpy.ndarray`, read
+/// in place with the GIL released. `path` `None` keeps the array in memory, `contiguous`
+/// chooses a `.b2nd` file over a sparse directory, `sync` makes closing it fsync what was
+/// written (else nothing is fsynced, as `np.save` does).
 #[pyfunction]
-#[pyo3(signature = (kind, shape, typesize, dtype, data, path, contiguous, overwrite, chunks, blocks, codec, clevel, filters, nthreads))]
+#[pyo3(signature = (kind, shape, typesize, dtype, data, path, contiguous, overwrite, sync, chunks, blocks, codec, clevel, filters, nthreads))]
 #[allow(clippy::too_many_arguments)]
 fn create(
     py: Python<'_>,
@@ -423,10 +428,11 @@ fn create(
     shape: Vec<usize>,
     typesize: usize,
     dtype: Option<String>,
-    data: &[u8],
+    data: &Bound<'_, PyAny>,
     path: Option<String>,
     contiguous: bool,
     overwrite: bool,
+    sync: bool,
     chunks: Option<Vec<usize>>,
     blocks: Option<Vec<usize>>,
     codec: &str,
@@ -439,10 +445,16 @@ fn create(
         Some(p) if contiguous => Location::File(p.into()),
         Some(p) => Location::Dir(p.into()),
     };
+    let data = Source::of(data)?.bytes();
     let made = py.detach(|| -> Result<NdArray, Error> {
         let mut params = ArrayParams::new(&shape, typesize)
             .with_cparams(&cparams(typesize, codec, clevel, filters, nthreads)?)
-            .with_overwrite(overwrite);
+            .with_overwrite(overwrite)
+            .with_sync(if sync {
+                SyncPolicy::OnClose
+            } else {
+                SyncPolicy::None
+            });
         if let Some(d) = &dtype {
             params = params.with_dtype(d);
         }
