@@ -16,6 +16,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyTuple};
 use std::sync::{PoisonError, RwLock};
 use strata::chunk::{decompress_vec, CParams, Context};
 use strata::error::Expected;
+use strata::format::chunk::ChunkHeader;
 use strata::frame::OpenMode;
 use strata::ndarray::{ArrayParams, Location, NdArray, Selection, Slice, SyncPolicy};
 use strata::registry::Registry;
@@ -498,11 +499,45 @@ fn compress<'py>(
     Ok(PyBytes::new(py, &chunk))
 }
 
-/// Decompresses the Blosc (1 or 2) chunk `chunk`, with the GIL released.
+/// Decompresses the Blosc (1 or 2) chunk `chunk`, with the GIL released, into a new
+/// bytearray (a copy of the decoded bytes: a bytearray cannot be decoded into before its
+/// size is trusted; [`decompress_into`] has none).
 #[pyfunction]
 fn decompress<'py>(py: Python<'py>, chunk: &[u8]) -> PyResult<Bound<'py, PyByteArray>> {
     let data = detached(py, || Ok(decompress_vec(chunk)?))?;
     Ok(PyByteArray::new(py, &data))
+}
+
+/// The size in bytes of the data of the Blosc (1 or 2) chunk `chunk`, as its header says.
+#[pyfunction]
+fn chunk_nbytes(py: Python<'_>, chunk: &[u8]) -> PyResult<usize> {
+    ChunkHeader::parse(chunk)
+        .map(|h| h.nbytes)
+        .map_err(|e| py_err(py, Fail::Strata(e)))
+}
+
+/// Decompresses the Blosc (1 or 2) chunk `chunk` into `out`, a writeable, C-contiguous
+/// `numpy.ndarray` of [`chunk_nbytes`] bytes that no other thread uses during the call, with
+/// the GIL released.
+///
+/// Raises `TypeError` for another object, `ParamError` for a read-only or non-contiguous
+/// array or one of another size, `CorruptError` for a chunk that does not decode.
+#[pyfunction]
+fn decompress_into(py: Python<'_>, chunk: &[u8], out: &Bound<'_, PyAny>) -> PyResult<()> {
+    let mut dest = Destination::of(out)?;
+    let bytes = dest.bytes();
+    detached(py, || {
+        let nbytes = ChunkHeader::parse(chunk)?.nbytes;
+        if nbytes != bytes.len() {
+            return Err(Fail::Strata(Error::Mismatch {
+                what: "bytes of the destination array for the chunk",
+                expected: nbytes as u64,
+                found: bytes.len() as u64,
+            }));
+        }
+        strata::chunk::decompress(chunk, bytes)?;
+        Ok(())
+    })
 }
 
 /// Sets the number of threads of Strata's runtime (0 = one per core).
@@ -563,6 +598,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(create, m)?)?;
     m.add_function(wrap_pyfunction!(compress, m)?)?;
     m.add_function(wrap_pyfunction!(decompress, m)?)?;
+    m.add_function(wrap_pyfunction!(chunk_nbytes, m)?)?;
+    m.add_function(wrap_pyfunction!(decompress_into, m)?)?;
     m.add_function(wrap_pyfunction!(set_nthreads, m)?)?;
     m.add_function(wrap_pyfunction!(plugins, m)?)?;
     m.add_function(wrap_pyfunction!(load_plugin, m)?)?;

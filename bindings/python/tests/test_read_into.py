@@ -1,5 +1,6 @@
-"""Reads decode straight into the NumPy array they return: exact values for every dtype and
-key, no second copy of the result, and the native destination checks."""
+"""Reads (and one-chunk decompression with a dtype) decode straight into the NumPy array they
+return: exact values for every dtype and key, no second copy of the result, and the native
+destination checks."""
 
 import re
 import tracemalloc
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 
 import strata
-from strata import ERROR_CODES
+from strata import ERROR_CODES, _native
 
 SHAPE = (7, 5, 6)  # no dimension a multiple of its chunk or block: edge chunks everywhere
 CHUNKS = (3, 2, 4)
@@ -178,3 +179,33 @@ def test_bad_destinations_are_refused():
     native.close()
     with pytest.raises(strata.ClosedError, match="the array is closed"):
         native.read_into([], ok)
+
+
+@pytest.mark.parametrize("dtype", ["u1", "<i2", "<f4", "<c16", [("a", "<i4"), ("b", "S3")]], ids=str)
+def test_decompress_with_a_dtype_decodes_into_the_result(dtype):
+    a = values(dtype).reshape(-1)
+    chunk = strata.compress(a, codec="lz4", filters=["shuffle"])
+    out = strata.decompress(chunk, dtype=dtype)
+    assert out.dtype == a.dtype and out.shape == a.shape and out.tobytes() == a.tobytes()
+    assert out.base is None and out.flags.owndata and out.flags.writeable
+    assert bytes(strata.decompress(chunk)) == a.tobytes()  # a bytearray without a dtype
+    assert strata.decompress(strata.compress(b""), dtype="<f8").shape == (0,)
+
+
+def test_decompress_into_bad_input():
+    chunk = strata.compress(np.arange(10, dtype="<i4"))
+    assert _native.chunk_nbytes(chunk) == 40
+    with pytest.raises(ValueError, match="the chunk's 40 bytes are not a whole number of complex128 items"):
+        strata.decompress(chunk, dtype="<c16")
+    with pytest.raises(strata.ParamError,
+                       match="bytes of the destination array for the chunk: 44 given, 40 expected"):
+        _native.decompress_into(chunk, np.empty(11, "<i4"))
+    with pytest.raises(strata.ParamError, match="the destination array is read-only"):
+        _native.decompress_into(chunk, np.frombuffer(bytes(40), "<i4"))
+    with pytest.raises(TypeError, match="the destination must be a numpy.ndarray, not bytearray"):
+        _native.decompress_into(chunk, bytearray(40))
+    big = strata.compress(np.arange(100_000, dtype="<i4"), codec="zstd")
+    with pytest.raises(strata.CorruptError):
+        strata.decompress(big[:-10], dtype="<i4")  # cut short
+    with pytest.raises(strata.CorruptError):
+        strata.decompress(b"\x05\x01", dtype="<i4")  # shorter than a header
