@@ -3,7 +3,9 @@
 Usage: python_vs_blosc2.py [--quick] [--repeat R] [--workdir DIR] [--json OUT]
 
 Cases (every one read from the very same `.b2nd` file by both libraries; medians of R runs,
-each timed alone from the call to a filled NumPy array):
+each timed alone from the call to a filled NumPy array; the libraries take turns, one run
+each per round — strata, python-blosc2, strata, python-blosc2... — so that the load of a
+shared machine falls on both alike):
 - whole: `strata.open(p)[:]` vs `blosc2.open(p)[:]` for each of the three shapes of the
   Caterva study (benches/slicing.py: its cases, data and file settings, LZ4 clevel 5 and
   shuffle, written by python-blosc2);
@@ -15,7 +17,7 @@ each timed alone from the call to a filled NumPy array):
   defaults).
 Each read case runs with the page cache warm (the file read whole first) and cold (the file
 dropped from the page cache with posix_fadvise(DONTNEED) before every timed read). Threads: each
-library's default (one per core).
+library's default (one per core). The load average (`uptime`) is printed before and after.
 
 This is a benchmark, not a test: it prints a table (and writes JSON with --json); a
 mismatch between a library's result and NumPy's stops it with exit status 1.
@@ -25,6 +27,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -49,19 +52,21 @@ def drop(path):
         os.close(fd)
 
 
-def timed(run, prepare, repeat, check):
-    """The median time of `repeat` calls of `run()`, `prepare()` before each (untimed); the
-    first result goes through `check`."""
-    times = []
+def rounds(sides, repeat, check):
+    """The median time per side of `repeat` rounds in which every side runs once, in turn.
+
+    `sides` maps a name to `(prepare, run)`: in round k, `prepare()` (untimed) then `run(k)`
+    (timed alone); every result goes through `check(k, result)`."""
+    times = {name: [] for name in sides}
     for k in range(repeat):
-        prepare()
-        t = time.perf_counter()
-        out = run()
-        times.append(time.perf_counter() - t)
-        if k == 0:
-            check(out)
-        del out
-    return statistics.median(times)
+        for name, (prepare, run) in sides.items():
+            prepare()
+            t = time.perf_counter()
+            out = run(k)
+            times[name].append(time.perf_counter() - t)
+            check(k, out)
+            del out
+    return {name: statistics.median(ts) for name, ts in times.items()}
 
 
 def equal(want):
@@ -85,29 +90,23 @@ def reads(cases, workdir, repeat, rows):
         write_blosc2(case, arr, path)
         for cache in ("warm", "cold"):
             prepare = (lambda: warm(path)) if cache == "warm" else (lambda: drop(path))
-            ours = timed(lambda: strata.open(path)[:], prepare, repeat, equal(arr))
-            theirs = timed(lambda: blosc2.open(str(path))[:], prepare, repeat, equal(arr))
-            compare(rows, f"whole {case.name}", cache, ours, theirs)
+            t = rounds({"strata": (prepare, lambda k: strata.open(path)[:]),
+                        "blosc2": (prepare, lambda k: blosc2.open(str(path))[:])},
+                       repeat, lambda k, out: equal(arr)(out))
+            compare(rows, f"whole {case.name}", cache, t["strata"], t["blosc2"])
             for axis in range(len(case.shape)):
                 idx = draw_indices(case, axis, repeat, seed=0)
-                for lib, opened in (("strata", strata.open(path)), ("blosc2", blosc2.open(str(path)))):
-                    opened[hyperplane_key(len(case.shape), axis, idx[0])]  # untimed
-                    if cache == "warm":
-                        warm(path)
-                    times = []
-                    for i in idx:
-                        key = hyperplane_key(len(case.shape), axis, i)
-                        if cache == "cold":
-                            drop(path)
-                        t = time.perf_counter()
-                        out = opened[key]
-                        times.append(time.perf_counter() - t)
-                        equal(arr[key])(out)
-                    if lib == "strata":
-                        ours = statistics.median(times)
-                    else:
-                        theirs = statistics.median(times)
-                compare(rows, f"hyperplane {case.name} axis {axis}", cache, ours, theirs)
+                keys = [hyperplane_key(len(case.shape), axis, i) for i in idx]
+                opened = {"strata": strata.open(path), "blosc2": blosc2.open(str(path))}
+                for a in opened.values():
+                    a[keys[0]]  # untimed
+                if cache == "warm":
+                    warm(path)
+                each = (lambda: None) if cache == "warm" else (lambda: drop(path))
+                t = rounds({lib: (each, lambda k, a=a: a[keys[k]]) for lib, a in opened.items()},
+                           repeat, lambda k, out: equal(arr[keys[k]])(out))
+                compare(rows, f"hyperplane {case.name} axis {axis}", cache, t["strata"],
+                        t["blosc2"])
         path.unlink()
 
 
@@ -118,30 +117,39 @@ def save_load(nbytes, workdir, repeat, rows):
              "npy": workdir / "m.npy"}
     cp = blosc2.CParams(codec=blosc2.Codec.ZSTD, clevel=1)
     save = {
-        "strata": lambda: strata.save(matrix, files["strata"], codec="zstd", clevel=1),
-        "npy": lambda: np.save(files["npy"], matrix),
-        "blosc2": lambda: blosc2.asarray(matrix, urlpath=str(files["blosc2"]), mode="w", cparams=cp),
+        "strata": lambda k: strata.save(matrix, files["strata"], codec="zstd", clevel=1),
+        "npy": lambda k: np.save(files["npy"], matrix),
+        "blosc2": lambda k: blosc2.asarray(matrix, urlpath=str(files["blosc2"]), mode="w",
+                                           cparams=cp),
     }
     load = {
-        "strata": lambda: strata.load(files["strata"]),
-        "npy": lambda: np.load(files["npy"]),
-        "blosc2": lambda: blosc2.open(str(files["blosc2"]))[:],
+        "strata": lambda k: strata.load(files["strata"]),
+        "npy": lambda k: np.load(files["npy"]),
+        "blosc2": lambda k: blosc2.open(str(files["blosc2"]))[:],
     }
-    t = {lib: timed(save[lib], lambda: None, repeat, lambda _: None) for lib in save}
+    t = rounds({lib: (lambda: None, run) for lib, run in save.items()}, repeat,
+               lambda k, out: None)
     name = f"save {matrix.nbytes >> 20} MiB"
     compare(rows, name, "-", t["strata"], t["blosc2"])
     compare(rows, name, "-", t["strata"], t["npy"], peer="np.save")
     for cache in ("warm", "cold"):
-        t = {}
-        for lib in load:
+        sides = {}
+        for lib, run in load.items():
             f = files[lib]
-            prepare = (lambda: warm(f)) if cache == "warm" else (lambda: drop(f))
-            t[lib] = timed(load[lib], prepare, repeat, equal(matrix))
+            prepare = (lambda f=f: warm(f)) if cache == "warm" else (lambda f=f: drop(f))
+            sides[lib] = (prepare, run)
+        t = rounds(sides, repeat, lambda k, out: equal(matrix)(out))
         name = f"load {matrix.nbytes >> 20} MiB"
         compare(rows, name, cache, t["strata"], t["blosc2"])
         compare(rows, name, cache, t["strata"], t["npy"], peer="np.load")
     for f in files.values():
         f.unlink()
+
+
+def uptime():
+    """Prints the machine's load average, as `uptime` shows it."""
+    print(subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.rstrip(),
+          flush=True)
 
 
 def main(argv=None):
@@ -152,11 +160,13 @@ def main(argv=None):
     p.add_argument("--json", type=Path)
     args = p.parse_args(argv)
     print(f"strata {strata.__version__}, python-blosc2 {blosc2.__version__}, numpy {np.__version__}")
+    uptime()
     rows = []
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         work = Path(tmp)
         reads(QUICK if args.quick else FULL, work, args.repeat, rows)
         save_load((64 if args.quick else 1024) << 20, work, args.repeat, rows)
+    uptime()
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     return 0

@@ -4,15 +4,21 @@
 //! side (`python/strata/`) turns keys into selections, bytes into NumPy arrays and errors codes
 //! into exception classes. Every read, write and decompression runs with the GIL released
 //! ([`Python::detach`]), the array behind a lock taken inside the detached section, so Python
-//! threads that read one array decode in parallel.
+//! threads that read one array decode in parallel. Reads decode straight into a NumPy array
+//! the Python side allocates, writes compress straight from the caller's array
+//! (`src/borrow.rs`).
 
+mod borrow;
+
+use borrow::{Destination, Source};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyTuple};
 use std::sync::{PoisonError, RwLock};
 use strata::chunk::{decompress_vec, CParams, Context};
 use strata::error::Expected;
+use strata::format::chunk::ChunkHeader;
 use strata::frame::OpenMode;
-use strata::ndarray::{ArrayParams, Location, NdArray, Slice};
+use strata::ndarray::{ArrayParams, Location, NdArray, Selection, Slice, SyncPolicy};
 use strata::registry::Registry;
 use strata::scheduler::Runtime;
 use strata::{CodecId, Error, FilterId};
@@ -94,9 +100,25 @@ fn slices(key: &[PySliceKey]) -> Vec<Slice> {
         .collect()
 }
 
-/// The bytes of the selection `key`, C order, from `arr` into `out` (its size exactly).
+/// The bytes of the selection `key`, C order, from `arr` into `out`, which must be the
+/// selection's size exactly.
 fn read_into(arr: &NdArray, key: &[PySliceKey], out: &mut [u8]) -> Result<(), Fail> {
-    arr.get_slice(&slices(key), out)?;
+    let slices = slices(key);
+    let sel = Selection::new(arr.shape(), &slices)?;
+    let nbytes = sel
+        .nitems()
+        .and_then(|n| n.checked_mul(arr.typesize()))
+        .ok_or(Error::Overflow {
+            what: "the selection's size in bytes",
+        })?;
+    if nbytes != out.len() {
+        return Err(Fail::Strata(Error::Mismatch {
+            what: "bytes of the destination array for the selection",
+            expected: nbytes as u64,
+            found: out.len() as u64,
+        }));
+    }
+    arr.get_slice(&slices, out)?;
     Ok(())
 }
 
@@ -283,21 +305,28 @@ impl Array {
         })
     }
 
-    /// The bytes (C order) of the selection `key`, a list of `(start, stop, step)` for the
-    /// leading dimensions, `nbytes` long, as a bytearray; decoded with the GIL released.
-    fn read<'py>(
+    /// Decodes the selection `key`, a list of `(start, stop, step)` for the leading
+    /// dimensions, into `out` (C order), with the GIL released. `out` must be a writeable,
+    /// C-contiguous `numpy.ndarray` (not a subclass) of the selection's size in bytes, that
+    /// no other thread uses during the call.
+    ///
+    /// Raises `TypeError` for another object, `ParamError` for a read-only or
+    /// non-contiguous array or one of another size.
+    fn read_into(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         key: Vec<PySliceKey>,
-        nbytes: usize,
-    ) -> PyResult<Bound<'py, PyByteArray>> {
-        PyByteArray::new_with(py, nbytes, |out| {
-            detached(py, || self.with(|a| read_into(a, &key, out)))
-        })
+        out: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let mut dest = Destination::of(out)?;
+        let bytes = dest.bytes();
+        detached(py, || self.with(|a| read_into(a, &key, bytes)))
     }
 
-    /// Writes `data` (C order, the selection's shape) into the selection `key`.
-    fn write(&self, py: Python<'_>, key: Vec<PySliceKey>, data: &[u8]) -> PyResult<()> {
+    /// Writes `data`, a C-contiguous `numpy.ndarray` of the selection's shape and the array's
+    /// dtype, into the selection `key`, from its memory, with the GIL released.
+    fn write(&self, py: Python<'_>, key: Vec<PySliceKey>, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        let data = Source::of(data)?.bytes();
         detached(py, || {
             self.with_mut(|a| {
                 a.set_slice(&slices(&key), data)?;
@@ -386,11 +415,13 @@ fn cparams(
     Ok(c)
 }
 
-/// Makes a new array. `kind` is `"zeros"`, `"empty"`, `"full"` (every item the bytes `data`)
-/// or `"buffer"` (`data` the C-order items); `path` `None` keeps it in memory, `contiguous`
-/// chooses a `.b2nd` file over a sparse directory.
+/// Makes a new array. `kind` is `"zeros"`, `"empty"`, `"full"` (every item the bytes of
+/// `data`) or `"buffer"` (`data` the items); `data` is a C-contiguous `numpy.ndarray`, read
+/// in place with the GIL released. `path` `None` keeps the array in memory, `contiguous`
+/// chooses a `.b2nd` file over a sparse directory, `sync` makes closing it fsync what was
+/// written (else nothing is fsynced, as `np.save` does).
 #[pyfunction]
-#[pyo3(signature = (kind, shape, typesize, dtype, data, path, contiguous, overwrite, chunks, blocks, codec, clevel, filters, nthreads))]
+#[pyo3(signature = (kind, shape, typesize, dtype, data, path, contiguous, overwrite, sync, chunks, blocks, codec, clevel, filters, nthreads))]
 #[allow(clippy::too_many_arguments)]
 fn create(
     py: Python<'_>,
@@ -398,10 +429,11 @@ fn create(
     shape: Vec<usize>,
     typesize: usize,
     dtype: Option<String>,
-    data: &[u8],
+    data: &Bound<'_, PyAny>,
     path: Option<String>,
     contiguous: bool,
     overwrite: bool,
+    sync: bool,
     chunks: Option<Vec<usize>>,
     blocks: Option<Vec<usize>>,
     codec: &str,
@@ -414,10 +446,16 @@ fn create(
         Some(p) if contiguous => Location::File(p.into()),
         Some(p) => Location::Dir(p.into()),
     };
+    let data = Source::of(data)?.bytes();
     let made = py.detach(|| -> Result<NdArray, Error> {
         let mut params = ArrayParams::new(&shape, typesize)
             .with_cparams(&cparams(typesize, codec, clevel, filters, nthreads)?)
-            .with_overwrite(overwrite);
+            .with_overwrite(overwrite)
+            .with_sync(if sync {
+                SyncPolicy::OnClose
+            } else {
+                SyncPolicy::None
+            });
         if let Some(d) = &dtype {
             params = params.with_dtype(d);
         }
@@ -461,11 +499,45 @@ fn compress<'py>(
     Ok(PyBytes::new(py, &chunk))
 }
 
-/// Decompresses the Blosc (1 or 2) chunk `chunk`, with the GIL released.
+/// Decompresses the Blosc (1 or 2) chunk `chunk`, with the GIL released, into a new
+/// bytearray (a copy of the decoded bytes: a bytearray cannot be decoded into before its
+/// size is trusted; [`decompress_into`] has none).
 #[pyfunction]
 fn decompress<'py>(py: Python<'py>, chunk: &[u8]) -> PyResult<Bound<'py, PyByteArray>> {
     let data = detached(py, || Ok(decompress_vec(chunk)?))?;
     Ok(PyByteArray::new(py, &data))
+}
+
+/// The size in bytes of the data of the Blosc (1 or 2) chunk `chunk`, as its header says.
+#[pyfunction]
+fn chunk_nbytes(py: Python<'_>, chunk: &[u8]) -> PyResult<usize> {
+    ChunkHeader::parse(chunk)
+        .map(|h| h.nbytes)
+        .map_err(|e| py_err(py, Fail::Strata(e)))
+}
+
+/// Decompresses the Blosc (1 or 2) chunk `chunk` into `out`, a writeable, C-contiguous
+/// `numpy.ndarray` of [`chunk_nbytes`] bytes that no other thread uses during the call, with
+/// the GIL released.
+///
+/// Raises `TypeError` for another object, `ParamError` for a read-only or non-contiguous
+/// array or one of another size, `CorruptError` for a chunk that does not decode.
+#[pyfunction]
+fn decompress_into(py: Python<'_>, chunk: &[u8], out: &Bound<'_, PyAny>) -> PyResult<()> {
+    let mut dest = Destination::of(out)?;
+    let bytes = dest.bytes();
+    detached(py, || {
+        let nbytes = ChunkHeader::parse(chunk)?.nbytes;
+        if nbytes != bytes.len() {
+            return Err(Fail::Strata(Error::Mismatch {
+                what: "bytes of the destination array for the chunk",
+                expected: nbytes as u64,
+                found: bytes.len() as u64,
+            }));
+        }
+        strata::chunk::decompress(chunk, bytes)?;
+        Ok(())
+    })
 }
 
 /// Sets the number of threads of Strata's runtime (0 = one per core).
@@ -526,6 +598,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(create, m)?)?;
     m.add_function(wrap_pyfunction!(compress, m)?)?;
     m.add_function(wrap_pyfunction!(decompress, m)?)?;
+    m.add_function(wrap_pyfunction!(chunk_nbytes, m)?)?;
+    m.add_function(wrap_pyfunction!(decompress_into, m)?)?;
     m.add_function(wrap_pyfunction!(set_nthreads, m)?)?;
     m.add_function(wrap_pyfunction!(plugins, m)?)?;
     m.add_function(wrap_pyfunction!(load_plugin, m)?)?;

@@ -250,9 +250,11 @@ class Array:
     # --- reading and writing ------------------------------------------------------------
 
     def _read_box(self, native_key, box):
-        nbytes = int(np.prod(box, dtype=np.int64)) * self._dtype.itemsize
-        buf = self._handle().read(native_key, nbytes)
-        return np.frombuffer(buf, dtype=self._dtype).reshape(box)
+        # Decoded straight into the result's memory (no copy); no other thread sees `out`
+        # before it is returned, as `read_into` requires.
+        out = np.empty(box, dtype=self._dtype)
+        self._handle().read_into(native_key, out)
+        return out
 
     def __getitem__(self, key):
         """The selection ``key`` as a NumPy array of this array's dtype.
@@ -290,7 +292,8 @@ class Array:
             if self._mode == "r":
                 self._write(lambda h: None)
             return
-        data = value.astype(self._dtype, copy=False).reshape(sel.box).tobytes()
+        # Compressed from its memory: a copy only if a cast, a broadcast or an order needs it.
+        data = np.ascontiguousarray(value.astype(self._dtype, copy=False).reshape(sel.box))
         self._write(lambda h: h.write(sel.native, data))
 
     def __array__(self, dtype=None, copy=None):
@@ -357,16 +360,20 @@ def open(location, mode="r"):  # noqa: A001 (the package's entry point, as blosc
     return Array(_native.open(os.fspath(location), mode))
 
 
-def _create(kind, shape, dtype, data=b"", path=None, *, chunks=None, blocks=None,
+#: The data of arrays made without any (zeros, empty).
+_NO_DATA = np.empty(0, np.uint8)
+
+
+def _create(kind, shape, dtype, data, path=None, *, chunks=None, blocks=None,
             codec=DEFAULT_CODEC, clevel=DEFAULT_CLEVEL, filters=DEFAULT_FILTERS, nthreads=0,
-            contiguous=True, overwrite=True):
+            contiguous=True, overwrite=True, sync=False):
     dtype = np.dtype(dtype)
     if dtype.itemsize == 0 or dtype.hasobject:
         raise ParamError(f"dtype {dtype} has no fixed item bytes", _INVALID_PARAM)
     shape = tuple(int(n) for n in (shape if np.iterable(shape) else (shape,)))
     native = _native.create(
         kind, list(shape), dtype.itemsize, _dtype_str(dtype), data,
-        None if path is None else os.fspath(path), contiguous, overwrite,
+        None if path is None else os.fspath(path), contiguous, overwrite, bool(sync),
         None if chunks is None else [int(c) for c in chunks],
         None if blocks is None else [int(b) for b in blocks],
         codec, clevel, None if filters is None else list(filters), nthreads,
@@ -379,7 +386,9 @@ _CREATE_DOC = """
     ``None`` keeps the array in memory), ``chunks`` and ``blocks`` (shapes; derived when
     ``None``), ``codec`` (a name: ``"zstd"``, ``"lz4"``, ``"blosclz"``…, or a plugin's),
     ``clevel`` (0–9), ``filters`` (names, slot 0 first: ``"shuffle"``, ``"bitshuffle"``,
-    ``"delta"``, ``"bytedelta"``…), ``nthreads`` (0 = the runtime's), ``overwrite``.
+    ``"delta"``, ``"bytedelta"``…), ``nthreads`` (0 = the runtime's), ``overwrite``,
+    ``sync`` (``True``: closing the array fsyncs the file, so that it survives a power loss;
+    by default nothing is fsynced, as ``np.save`` and python-blosc2 do).
     Raises ``ParamError`` for bad parameters and ``StrataIOError`` when ``path`` cannot be
     written.
 """
@@ -389,18 +398,19 @@ def asarray(obj, path=None, **kwargs):
     """A new Strata array with the items of ``obj`` (anything ``np.asarray`` takes), of its
     shape and dtype.""" 
     a = np.asarray(obj)
-    return _create("buffer", a.shape, a.dtype, a.tobytes(), path, **kwargs)
+    # Compressed from its memory (with the GIL released): a copy only if not C-contiguous.
+    return _create("buffer", a.shape, a.dtype, np.ascontiguousarray(a), path, **kwargs)
 
 
 def zeros(shape, dtype=np.float64, path=None, **kwargs):
     """A new Strata array of ``shape`` and ``dtype``, every item zero."""
-    return _create("zeros", shape, dtype, b"", path, **kwargs)
+    return _create("zeros", shape, dtype, _NO_DATA, path, **kwargs)
 
 
 def empty(shape, dtype=np.float64, path=None, **kwargs):
     """A new Strata array of ``shape`` and ``dtype`` whose items are unset (read as zeros
     until written)."""
-    return _create("empty", shape, dtype, b"", path, **kwargs)
+    return _create("empty", shape, dtype, _NO_DATA, path, **kwargs)
 
 
 def full(shape, fill_value, dtype=None, path=None, **kwargs):
@@ -409,7 +419,7 @@ def full(shape, fill_value, dtype=None, path=None, **kwargs):
     value = np.asarray(fill_value, dtype=dtype)
     if value.ndim:
         raise ParamError("fill_value must be a scalar", _INVALID_PARAM)
-    return _create("full", shape, value.dtype, value.tobytes(), path, **kwargs)
+    return _create("full", shape, value.dtype, np.ascontiguousarray(value), path, **kwargs)
 
 
 def save(obj, path, **kwargs):

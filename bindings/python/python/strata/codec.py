@@ -30,10 +30,21 @@ def compress(data, typesize=None, codec=DEFAULT_CODEC, clevel=DEFAULT_CLEVEL,
 
 
 def decompress(chunk, dtype=None):
-    """The data of the Blosc chunk ``chunk`` (bytes or a buffer): a ``bytearray``, or a 1-d
-    NumPy array of ``dtype`` over the same memory when ``dtype`` is given.
+    """The data of the Blosc chunk ``chunk`` (bytes or a buffer): a ``bytearray``, or, when
+    ``dtype`` is given, a 1-d NumPy array of ``dtype`` that the chunk is decoded straight into.
 
-    Raises ``CorruptError`` (a ``ValueError``) when ``chunk`` is not a valid chunk.
+    Raises ``CorruptError`` (a ``ValueError``) when ``chunk`` is not a valid chunk, and
+    ``ValueError`` when its size is not a multiple of ``dtype``'s item size.
     """
-    out = _native.decompress(_as_bytes(chunk))
-    return out if dtype is None else np.frombuffer(out, dtype=dtype)
+    chunk = _as_bytes(chunk)
+    if dtype is None:
+        return _native.decompress(chunk)
+    dtype = np.dtype(dtype)
+    nbytes = _native.chunk_nbytes(chunk)
+    if dtype.itemsize == 0 or nbytes % dtype.itemsize:
+        raise ValueError(f"the chunk's {nbytes} bytes are not a whole number of {dtype} items")
+    # Memory NumPy reserves but does not touch: only the blocks that decode fill it, so a
+    # corrupt chunk claiming a huge size fails after its first block, as decompress_vec.
+    out = np.empty(nbytes // dtype.itemsize, dtype)
+    _native.decompress_into(chunk, out)
+    return out
