@@ -15,11 +15,13 @@
 //! * [`parse`] and [`select`]: the request grammars and NumPy's indexing rules.
 //! * [`dataset`]: open datasets, their versions, the handle cache, what routes compute.
 //! * [`serve`]: stored bytes with ranges, computed bodies.
+//! * [`budget`]: the memory budget of computed answers.
 //! * [`auth`]: bearer tokens; [`config`]: flags and TOML; [`metrics`]: `/metrics`;
 //!   [`server`]: routes, limits, accept loop, TLS, graceful shutdown.
 
 pub mod app;
 pub mod auth;
+pub mod budget;
 pub mod caterva;
 pub mod config;
 pub mod conn;
@@ -74,6 +76,7 @@ pub fn run(config: Config) -> Result<(), String> {
             config.limits.queue,
             Arc::clone(&metrics),
         ),
+        budget: budget::Budget::new(config.limits.memory_budget, Arc::clone(&metrics)),
         handles: dataset::Handles::new(config.handles),
         cache: Arc::new(strata::cache::BlockCache::new(config.cache_bytes)),
         chunks: strata::cache::BlockCache::new(config.chunk_cache_bytes),
