@@ -69,6 +69,11 @@ pub fn run(config: Config) -> Result<(), String> {
         ..RuntimeConfig::default()
     })
     .unwrap_or_else(|_| Runtime::global());
+    // Entries the plugin search path names like libraries but that are none (directories,
+    // FIFOs...) are never opened: said once, here.
+    for (path, what) in strata::registry::Registry::global().skipped_plugin_entries() {
+        tracing::warn!(path = %path.display(), what, "plugin search path: skipped, not a regular file");
+    }
     let metrics = Arc::new(metrics::Metrics::default());
     let app = Arc::new(App {
         work: work::Work::new(
