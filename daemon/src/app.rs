@@ -3,6 +3,7 @@
 //! open handle.
 
 use crate::auth::{token_of, Caller, Tokens};
+use crate::budget::Budget;
 use crate::config::Config;
 use crate::dataset::{Dataset, Handles};
 use crate::error::ApiError;
@@ -33,6 +34,8 @@ pub struct App {
     pub chunks: BlockCache,
     /// The work queue on the pool (admission per request).
     pub work: Work,
+    /// The memory budget of computed answers.
+    pub budget: Arc<Budget>,
     /// Counters.
     pub metrics: Arc<Metrics>,
 }

@@ -262,25 +262,35 @@ async fn fetch_with(
         }
         None => {
             serve::refuse_range(req_headers)?;
-            let d = Arc::clone(&ds);
-            let bytes = permit.run(app.deadline(start), move || d.cframe()).await?;
-            Ok(serve::computed(
+            let (d, charge) = (Arc::clone(&ds), app.budget.charge());
+            let (bytes, charge) = permit
+                .run(app.deadline(start), move || {
+                    let mut charge = charge;
+                    Ok((d.cframe(&mut charge)?, charge))
+                })
+                .await?;
+            Ok(serve::charged(
                 &app,
                 bytes,
+                charge,
                 "application/octet-stream",
                 Some(&ds),
             ))
         }
         Some(q) => {
             serve::refuse_range(req_headers)?;
-            let d = Arc::clone(&ds);
+            let (d, charge) = (Arc::clone(&ds), app.budget.charge());
             let limit = app.config.limits.slice_bytes;
-            let bytes = permit
-                .run(app.deadline(start), move || d.fetch(&q, limit))
+            let (bytes, charge) = permit
+                .run(app.deadline(start), move || {
+                    let mut charge = charge;
+                    Ok((d.fetch(&q, limit, &mut charge)?, charge))
+                })
                 .await?;
-            Ok(serve::computed(
+            Ok(serve::charged(
                 &app,
                 bytes,
+                charge,
                 "application/octet-stream",
                 Some(&ds),
             ))
@@ -367,9 +377,14 @@ pub(crate) async fn download(
     let ds = app.dataset(t, &permit, app.deadline(start)).await?;
     if ds.is_sparse() {
         serve::refuse_range(req.headers())?;
-        let d = Arc::clone(&ds);
-        let bytes = permit.run(app.deadline(start), move || d.cframe()).await?;
-        let mut r = serve::computed(&app, bytes, "application/octet-stream", Some(&ds));
+        let (d, charge) = (Arc::clone(&ds), app.budget.charge());
+        let (bytes, charge) = permit
+            .run(app.deadline(start), move || {
+                let mut charge = charge;
+                Ok((d.cframe(&mut charge)?, charge))
+            })
+            .await?;
+        let mut r = serve::charged(&app, bytes, charge, "application/octet-stream", Some(&ds));
         r.headers_mut()
             .insert(header::CONTENT_DISPOSITION, serve::attachment(&ds.name));
         return Ok(r);

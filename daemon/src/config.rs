@@ -15,6 +15,7 @@
 //!
 //! [limits]
 //! slice_bytes = "256M"        # decoded bytes per slice (413)
+//! memory_budget = "1G"        # computed answers held at once (503 + Retry-After)
 //! body_bytes = "9M"           # request bodies (413)
 //! uri_bytes = 16384           # request target (414)
 //! header_bytes = 32768        # all request headers (431)
@@ -71,6 +72,10 @@ pub struct Flags {
     /// Decoded bytes one slice may have (K/M/G).
     #[arg(long, value_name = "SIZE")]
     pub max_slice_bytes: Option<String>,
+    /// Bytes of computed answers (decoded slices, cframes, `.npy` bodies) held at once, until
+    /// sent; an answer that does not fit beside the others is refused with 503 (K/M/G).
+    #[arg(long, value_name = "SIZE")]
+    pub memory_budget: Option<String>,
     /// Requests waiting for or running on the pool; more are refused with 503.
     #[arg(long, value_name = "N")]
     pub queue: Option<usize>,
@@ -144,6 +149,7 @@ struct RootConfig {
 #[serde(deny_unknown_fields)]
 struct LimitsFile {
     slice_bytes: Option<Size>,
+    memory_budget: Option<Size>,
     body_bytes: Option<Size>,
     uri_bytes: Option<usize>,
     header_bytes: Option<usize>,
@@ -212,6 +218,8 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 pub struct Limits {
     /// Decoded bytes of one slice.
     pub slice_bytes: u64,
+    /// Bytes of computed answers held at once ([`crate::budget`]).
+    pub memory_budget: u64,
     /// Bytes of a request body.
     pub body_bytes: usize,
     /// Bytes of the request target.
@@ -243,6 +251,7 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             slice_bytes: 256 << 20,
+            memory_budget: 1 << 30,
             body_bytes: 9 << 20,
             uri_bytes: 16 << 10,
             header_bytes: 32 << 10,
@@ -362,6 +371,7 @@ impl Config {
         let l = &file.limits;
         let size = |s: Option<Size>, d: u64| s.map_or(d, Size::get);
         limits.slice_bytes = size(l.slice_bytes, limits.slice_bytes);
+        limits.memory_budget = size(l.memory_budget, limits.memory_budget);
         limits.body_bytes = usize::try_from(size(l.body_bytes, limits.body_bytes as u64))
             .map_err(|_| "limits.body_bytes is too large".to_string())?;
         limits.uri_bytes = l.uri_bytes.unwrap_or(limits.uri_bytes);
@@ -383,6 +393,9 @@ impl Config {
         limits.connections = l.connections.unwrap_or(limits.connections);
         if let Some(s) = &flags.max_slice_bytes {
             limits.slice_bytes = parse_size(s)?;
+        }
+        if let Some(s) = &flags.memory_budget {
+            limits.memory_budget = parse_size(s)?;
         }
         if let Some(n) = flags.queue {
             limits.queue = n;
@@ -463,7 +476,7 @@ mod tests {
         std::fs::write(
             &cfg,
             format!(
-                "listen = \"127.0.0.1:0\"\ncache_bytes = \"8M\"\n[[root]]\nname = \"team\"\npath = \"{}\"\n[limits]\nranges = 3\nrequest_timeout = \"2s\"\n",
+                "listen = \"127.0.0.1:0\"\ncache_bytes = \"8M\"\n[[root]]\nname = \"team\"\npath = \"{}\"\n[limits]\nranges = 3\nrequest_timeout = \"2s\"\nmemory_budget = \"32M\"\n",
                 dir.path().display()
             ),
         )
@@ -481,6 +494,18 @@ mod tests {
         assert_eq!(c.cache_bytes, 16 << 20);
         assert_eq!(c.limits.ranges, 3);
         assert_eq!(c.limits.request_timeout, Duration::from_secs(2));
+        assert_eq!(c.limits.memory_budget, 32 << 20);
+        let flag = Flags::parse_from([
+            "stratad",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--memory-budget",
+            "3M",
+        ]);
+        assert_eq!(
+            Config::from_flags(&flag).unwrap().limits.memory_budget,
+            3 << 20
+        );
         assert_eq!(
             c.roots
                 .iter()
@@ -514,5 +539,6 @@ mod tests {
             (d.slice_bytes, d.queue, d.ranges)
         );
         assert_eq!(c.limits.request_timeout, d.request_timeout);
+        assert_eq!(c.limits.memory_budget, d.memory_budget);
     }
 }

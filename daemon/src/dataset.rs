@@ -5,6 +5,7 @@
 //!
 //! Every function here reads or decompresses: they run on the pool ([`crate::work`]).
 
+use crate::budget::Charge;
 use crate::error::ApiError;
 use crate::fsroot::{check_sparse, proc_path, Identity, Node};
 use crate::parse::IndexEntry;
@@ -61,7 +62,12 @@ pub struct Dataset {
 /// The message of errors reading a dataset (details go to the log).
 pub const UNREADABLE: &str = "the dataset could not be read";
 
-/// A library error met while reading a dataset: 500, logged.
+/// The start of the message of a dataset whose stored bytes are damaged.
+pub const DAMAGED: &str = "the dataset is damaged";
+
+/// A library error met while reading a dataset, logged: 501 for a codec or filter no plugin
+/// here provides, 422 for stored bytes that are damaged (saying what is wrong), 500 for
+/// anything else.
 pub fn read_error(path: &str, e: &strata::Error) -> ApiError {
     tracing::warn!(dataset = %path, error = %e, "read failed");
     // A codec or filter no plugin here provides is a feature this server lacks, not a
@@ -75,13 +81,63 @@ pub fn read_error(path: &str, e: &strata::Error) -> ApiError {
         }
         _ => None,
     };
-    match missing {
-        Some((what, id)) => ApiError::new(
+    if let Some((what, id)) = missing {
+        return ApiError::new(
             axum::http::StatusCode::NOT_IMPLEMENTED,
             format!("the dataset needs {what} ID {id}, which this server has no plugin for"),
-        ),
+        );
+    }
+    match damage(e) {
+        Some(what) => ApiError::unprocessable(format!("{DAMAGED}: {what}")),
         None => ApiError::new(axum::http::StatusCode::INTERNAL_SERVER_ERROR, UNREADABLE),
     }
+}
+
+/// What is wrong with the stored bytes when `e` is about them (a header, a truncation, a
+/// stream that does not decode): the chunk or block it is in, then the library's words for
+/// it, with no path; `None` for any other error.
+fn damage(e: &strata::Error) -> Option<String> {
+    use std::fmt::Write as _;
+    use strata::error::code;
+    use strata::Error;
+    let root = e.root();
+    let words = match root {
+        // Its text names the file: say it without.
+        Error::FrameType {
+            expected, found, ..
+        } => format!("the frame's type byte {found} is not {expected}"),
+        Error::Filter { .. } => root.to_string(),
+        _ if matches!(
+            root.code(),
+            code::DATA
+                | code::READ_BUFFER
+                | code::INVALID_HEADER
+                | code::VERSION_SUPPORT
+                | code::RUN_LENGTH
+        ) =>
+        {
+            root.to_string()
+        }
+        _ => return None,
+    };
+    let mut out = String::new();
+    let mut at = e;
+    loop {
+        match at {
+            Error::At {
+                what,
+                index,
+                source,
+            } => {
+                let _ = write!(out, "{what} {index}: ");
+                at = source;
+            }
+            Error::Frame { source, .. } | Error::InFile { source, .. } => at = source,
+            _ => break,
+        }
+    }
+    out.push_str(&words);
+    Some(out)
 }
 
 impl Dataset {
@@ -89,7 +145,7 @@ impl Dataset {
     ///
     /// # Errors
     /// 404 for another kind of node or a sparse directory holding anything but regular files;
-    /// 500 (logged) for a file that is not a frame.
+    /// 422 (logged) for a file that is not a frame or a damaged one ([`read_error`]).
     pub fn open(
         node: Node,
         path: String,
@@ -175,11 +231,16 @@ impl Dataset {
     }
 
     /// The whole dataset as one contiguous frame: the stored file, or a sparse frame
-    /// converted.
+    /// converted; its size (for a sparse frame: its chunks' and 64 KiB for the rest) is
+    /// reserved in `charge` first.
     ///
     /// # Errors
-    /// As [`Dataset::read_stored`].
-    pub fn cframe(&self) -> Result<Vec<u8>, ApiError> {
+    /// 503 when it does not fit in the memory budget now; as [`Dataset::read_stored`].
+    pub fn cframe(&self, charge: &mut Charge) -> Result<Vec<u8>, ApiError> {
+        let size = self
+            .stored_len()
+            .unwrap_or_else(|| self.schunk().cbytes().saturating_add(64 << 10));
+        charge.reserve(size)?;
         match self.stored_len() {
             Some(n) => self.read_stored(0, usize::try_from(n).map_err(ApiError::internal)?),
             None => self
@@ -378,25 +439,44 @@ impl Dataset {
         v
     }
 
-    /// Checks that a result of `nitems` items of `itemsize` bytes stays under `limit`.
-    fn check_size(nitems: u128, itemsize: usize, limit: u64) -> Result<usize, ApiError> {
+    /// Checks that a result of `nitems` items of `itemsize` bytes stays under `limit`, and
+    /// reserves its bytes in `charge`.
+    fn check_size(
+        nitems: u128,
+        itemsize: usize,
+        limit: u64,
+        charge: &mut Charge,
+    ) -> Result<usize, ApiError> {
         let bytes = nitems.saturating_mul(itemsize as u128);
         if bytes > u128::from(limit) {
             return Err(ApiError::too_large(format!(
                 "the selection holds {bytes} bytes, more than the limit of {limit}"
             )));
         }
-        usize::try_from(bytes).map_err(ApiError::internal)
+        let n = usize::try_from(bytes).map_err(ApiError::internal)?;
+        charge.reserve(n as u64)?;
+        Ok(n)
     }
 
-    /// The items of a basic selection of array `a`, C order, NumPy's shape.
+    /// `head` followed by the items of a basic selection of array `a`, C order, NumPy's
+    /// shape (their bytes reserved in `charge` first).
     ///
     /// # Errors
-    /// 413 over `limit` bytes; 500 for read errors.
-    pub fn read_basic(&self, a: &NdArray, b: &Basic, limit: u64) -> Result<Vec<u8>, ApiError> {
-        let n = Self::check_size(b.nitems(), a.typesize(), limit)?;
-        let mut out = vec![0u8; n];
-        a.get_slice(&b.slices, &mut out)
+    /// 413 over `limit` bytes; 503 when they do not fit in the memory budget now; 422 for
+    /// damaged data, 500 for other read errors.
+    pub fn read_basic(
+        &self,
+        a: &NdArray,
+        b: &Basic,
+        limit: u64,
+        charge: &mut Charge,
+        head: Vec<u8>,
+    ) -> Result<Vec<u8>, ApiError> {
+        let n = Self::check_size(b.nitems(), a.typesize(), limit, charge)?;
+        let mut out = head;
+        let at = out.len();
+        out.resize(at + n, 0);
+        a.get_slice(&b.slices, &mut out[at..])
             .map_err(|e| read_error(&self.path, &e))?;
         Ok(out)
     }
@@ -406,10 +486,17 @@ impl Dataset {
     /// otherwise.
     ///
     /// # Errors
-    /// 413 over `limit` bytes; 500 for read errors.
-    pub fn read_fancy(&self, a: &NdArray, f: &Fancy, limit: u64) -> Result<Vec<u8>, ApiError> {
+    /// 413 over `limit` bytes; 503 when they do not fit in the memory budget now (`charge`);
+    /// 422 for damaged data, 500 for other read errors.
+    pub fn read_fancy(
+        &self,
+        a: &NdArray,
+        f: &Fancy,
+        limit: u64,
+        charge: &mut Charge,
+    ) -> Result<Vec<u8>, ApiError> {
         let ts = a.typesize();
-        let total = Self::check_size(f.nitems(), ts, limit)?;
+        let total = Self::check_size(f.nitems(), ts, limit, charge)?;
         let mut out = vec![0u8; total];
         if total == 0 {
             return Ok(out);
@@ -544,15 +631,17 @@ impl Dataset {
     /// Items `range` of a plain frame, as a new frame's cframe.
     ///
     /// # Errors
-    /// 413 over `limit` bytes; 500 for read errors.
+    /// 413 over `limit` bytes; 503 when it does not fit in the memory budget now (`charge`);
+    /// 422 for damaged data, 500 for other read errors.
     pub fn frame_cframe(
         &self,
         s: &SChunk,
         range: std::ops::Range<u64>,
         limit: u64,
+        charge: &mut Charge,
     ) -> Result<Vec<u8>, ApiError> {
         let ts = s.typesize().max(1);
-        let n = Self::check_size(u128::from(range.end - range.start), ts, limit)?;
+        let n = Self::check_size(u128::from(range.end - range.start), ts, limit, charge)?;
         let mut data = vec![0u8; n];
         let (lo, hi) = (range.start * ts as u64, range.end * ts as u64);
         let mut at = 0u64;
@@ -582,6 +671,7 @@ impl Dataset {
             }
             at += len;
         }
+        Self::reserve_frame(n, charge)?;
         let opts = SChunkOptions::default()
             .with_cparams(lossless(s.cparams(), ts))
             .with_chunksize(s.chunksize().unwrap_or(0));
@@ -590,12 +680,21 @@ impl Dataset {
         out.to_cframe().map_err(ApiError::internal)
     }
 
+    /// Reserves in `charge` what compressing `n` decoded bytes into a frame may take while
+    /// it is built: the compressed chunks, then the frame made of them (at most the decoded
+    /// size each: the codecs store what does not compress as it is).
+    fn reserve_frame(n: usize, charge: &mut Charge) -> Result<(), ApiError> {
+        charge.reserve(2 * n as u64)
+    }
+
     /// What `api/fetch` answers for a computed (not whole) request: a b2nd cframe of the
-    /// selection (or of one field of it), or a frame's cframe for a plain frame.
+    /// selection (or of one field of it), or a frame's cframe for a plain frame; the memory
+    /// it takes while made is reserved in `charge` first.
     ///
     /// # Errors
-    /// 400 for keys that do not fit the dataset or an unknown field; 413 over `limit`.
-    pub fn fetch(&self, q: &Query, limit: u64) -> Result<Vec<u8>, ApiError> {
+    /// 400 for keys that do not fit the dataset or an unknown field; 413 over `limit`; 503
+    /// when it does not fit in the memory budget now; 422 for damaged data.
+    pub fn fetch(&self, q: &Query, limit: u64, charge: &mut Charge) -> Result<Vec<u8>, ApiError> {
         match &self.body {
             Body::Frame(s) => {
                 if q.indices.is_some() || q.field.is_some() {
@@ -605,7 +704,7 @@ impl Dataset {
                 }
                 let items = s.nbytes() / s.typesize().max(1) as u64;
                 let range = select::flat(&q.key, items).map_err(ApiError::bad_request)?;
-                self.frame_cframe(s, range, limit)
+                self.frame_cframe(s, range, limit, charge)
             }
             Body::Array(a) => {
                 let field = match &q.field {
@@ -615,18 +714,28 @@ impl Dataset {
                 let (data, shape) = match &q.indices {
                     Some(entries) => {
                         match select::indexed(entries, a.shape()).map_err(ApiError::bad_request)? {
-                            Indexed::Basic(b) => (self.read_basic(a, &b, limit)?, b.shape),
-                            Indexed::Fancy(f) => (self.read_fancy(a, &f, limit)?, f.shape.clone()),
+                            Indexed::Basic(b) => {
+                                (self.read_basic(a, &b, limit, charge, Vec::new())?, b.shape)
+                            }
+                            Indexed::Fancy(f) => {
+                                (self.read_fancy(a, &f, limit, charge)?, f.shape.clone())
+                            }
                         }
                     }
                     None => {
                         let b = select::basic(&q.key, a.shape()).map_err(ApiError::bad_request)?;
-                        (self.read_basic(a, &b, limit)?, b.shape)
+                        (self.read_basic(a, &b, limit, charge, Vec::new())?, b.shape)
                     }
                 };
                 match field {
-                    None => self.array_cframe(&shape, &self.dtype(), &data),
+                    None => {
+                        Self::reserve_frame(data.len(), charge)?;
+                        self.array_cframe(&shape, &self.dtype(), &data)
+                    }
                     Some(f) => {
+                        // The field's bytes, then their frame.
+                        charge.reserve(data.len() as u64)?;
+                        Self::reserve_frame(data.len(), charge)?;
                         let bytes = f.gather(&data, a.typesize()).map_err(ApiError::internal)?;
                         let mut shape = shape;
                         shape.extend_from_slice(&f.shape);

@@ -15,11 +15,13 @@
 //! * [`parse`] and [`select`]: the request grammars and NumPy's indexing rules.
 //! * [`dataset`]: open datasets, their versions, the handle cache, what routes compute.
 //! * [`serve`]: stored bytes with ranges, computed bodies.
+//! * [`budget`]: the memory budget of computed answers.
 //! * [`auth`]: bearer tokens; [`config`]: flags and TOML; [`metrics`]: `/metrics`;
 //!   [`server`]: routes, limits, accept loop, TLS, graceful shutdown.
 
 pub mod app;
 pub mod auth;
+pub mod budget;
 pub mod caterva;
 pub mod config;
 pub mod conn;
@@ -67,6 +69,11 @@ pub fn run(config: Config) -> Result<(), String> {
         ..RuntimeConfig::default()
     })
     .unwrap_or_else(|_| Runtime::global());
+    // Entries the plugin search path names like libraries but that are none (directories,
+    // FIFOs...) are never opened: said once, here.
+    for (path, what) in strata::registry::Registry::global().skipped_plugin_entries() {
+        tracing::warn!(path = %path.display(), what, "plugin search path: skipped, not a regular file");
+    }
     let metrics = Arc::new(metrics::Metrics::default());
     let app = Arc::new(App {
         work: work::Work::new(
@@ -74,6 +81,7 @@ pub fn run(config: Config) -> Result<(), String> {
             config.limits.queue,
             Arc::clone(&metrics),
         ),
+        budget: budget::Budget::new(config.limits.memory_budget, Arc::clone(&metrics)),
         handles: dataset::Handles::new(config.handles),
         cache: Arc::new(strata::cache::BlockCache::new(config.cache_bytes)),
         chunks: strata::cache::BlockCache::new(config.chunk_cache_bytes),

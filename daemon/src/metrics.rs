@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Upper bounds of the latency buckets, in seconds.
@@ -49,6 +49,8 @@ pub enum Refusal {
     Connections,
     /// The deadline passed.
     Deadline,
+    /// The answer did not fit in the memory budget beside the others.
+    Memory,
 }
 
 impl Refusal {
@@ -57,6 +59,7 @@ impl Refusal {
             Refusal::QueueFull => "queue_full",
             Refusal::Connections => "connections",
             Refusal::Deadline => "deadline",
+            Refusal::Memory => "memory",
         }
     }
 }
@@ -88,23 +91,25 @@ pub fn route_index(route: &str) -> usize {
         .unwrap_or(ROUTES.len() - 1)
 }
 
-/// A request counted in flight from its admission until it is answered or dropped. The count
-/// is given back on drop, so a request whose handler is dropped halfway (hyper drops it when
-/// the client goes away) leaves the gauge, and counts as cancelled.
+/// A request counted in flight from its admission until its answer's body is sent, or until
+/// it is dropped. The count is given back on drop, so a request whose handler is dropped
+/// halfway (hyper drops it when the client goes away) leaves the gauge, and counts as
+/// cancelled; a streamed body keeps it (it goes with the body, [`crate::serve::hold`]) until
+/// its last byte is sent or the client goes away.
 #[derive(Debug)]
-pub struct InFlight<'a> {
-    metrics: &'a Metrics,
+pub struct InFlight {
+    metrics: Arc<Metrics>,
     answered: bool,
 }
 
-impl InFlight<'_> {
-    /// The request has its answer.
-    pub fn answered(mut self) {
+impl InFlight {
+    /// The request has its answer (its body may still be sent).
+    pub fn answered(&mut self) {
         self.answered = true;
     }
 }
 
-impl Drop for InFlight<'_> {
+impl Drop for InFlight {
     fn drop(&mut self) {
         self.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
         if !self.answered {
@@ -115,10 +120,10 @@ impl Drop for InFlight<'_> {
 
 impl Metrics {
     /// Counts a request in flight until the returned guard is dropped.
-    pub fn admit(&self) -> InFlight<'_> {
+    pub fn admit(self: &Arc<Self>) -> InFlight {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         InFlight {
-            metrics: self,
+            metrics: Arc::clone(self),
             answered: false,
         }
     }
@@ -200,7 +205,12 @@ impl Metrics {
         }
         out.push_str("# HELP stratad_refused_total Requests refused before any work, by reason.\n");
         out.push_str("# TYPE stratad_refused_total counter\n");
-        for why in [Refusal::QueueFull, Refusal::Connections, Refusal::Deadline] {
+        for why in [
+            Refusal::QueueFull,
+            Refusal::Connections,
+            Refusal::Deadline,
+            Refusal::Memory,
+        ] {
             let _ = writeln!(
                 out,
                 "stratad_refused_total{{reason=\"{}\"}} {}",
@@ -211,7 +221,7 @@ impl Metrics {
         let gauges = [
             (
                 "stratad_in_flight",
-                "Requests being answered.",
+                "Requests being answered (until their body is sent).",
                 self.in_flight.load(Ordering::Relaxed),
             ),
             (
@@ -279,13 +289,16 @@ mod tests {
     }
 
     #[test]
-    fn a_request_dropped_halfway_leaves_the_gauge_and_counts_as_cancelled() {
-        let m = Metrics::default();
-        let answered = m.admit();
+    fn a_request_leaves_the_gauge_when_dropped_and_counts_as_cancelled_if_unanswered() {
+        let m = Arc::new(Metrics::default());
+        let mut answered = m.admit();
         let dropped = m.admit();
         assert_eq!(m.in_flight.load(Ordering::Relaxed), 2);
         answered.answered();
         drop(dropped);
+        // Answered, its body still being sent: in flight until it is dropped.
+        assert_eq!(m.in_flight.load(Ordering::Relaxed), 1);
+        drop(answered);
         assert_eq!(m.in_flight.load(Ordering::Relaxed), 0);
         let t = m.render(&[]);
         assert!(t.contains("\nstratad_in_flight 0\n"), "{t}");

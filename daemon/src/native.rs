@@ -55,6 +55,9 @@ pub(crate) async fn index(State(app): State<Arc<App>>, req: Request) -> Result<R
         return Ok(serve::response_304(&ds));
     }
     let d = Arc::clone(&ds);
+    let mut charge = app.budget.charge();
+    // The entries, then the answer made of them.
+    charge.reserve(32 * ds.schunk().nchunks() as u64 + 8)?;
     let entries = permit
         .run(app.deadline(start), move || d.chunk_index())
         .await?;
@@ -66,7 +69,10 @@ pub(crate) async fn index(State(app): State<Arc<App>>, req: Request) -> Result<R
                 None => serde_json::Value::Null,
             })
             .collect();
-        return Ok(ok_json(&serde_json::json!(v), &ds.etag));
+        return Ok(serve::hold(
+            ok_json(&serde_json::json!(v), &ds.etag),
+            charge,
+        ));
     }
     let mut out = Vec::with_capacity(8 + entries.len() * 16);
     out.extend_from_slice(&(entries.len() as u64).to_le_bytes());
@@ -75,9 +81,11 @@ pub(crate) async fn index(State(app): State<Arc<App>>, req: Request) -> Result<R
         out.extend_from_slice(&o.to_le_bytes());
         out.extend_from_slice(&n.to_le_bytes());
     }
-    Ok(serve::computed(
+    drop(entries);
+    Ok(serve::charged(
         &app,
         out,
+        charge,
         "application/octet-stream",
         Some(&ds),
     ))
@@ -165,29 +173,32 @@ pub(crate) async fn chunks(
     }
     let permit = app.work.permit();
     let ds = app.dataset(t, &permit, app.deadline(start)).await?;
-    let (d, a) = (Arc::clone(&ds), Arc::clone(&app));
+    let (d, a, charge) = (Arc::clone(&ds), Arc::clone(&app), app.budget.charge());
     let cap = app.config.limits.slice_bytes;
-    let out = permit
+    let (out, charge) = permit
         .run(app.deadline(start), move || {
+            let mut charge = charge;
             let mut out = Vec::new();
             out.extend_from_slice(&(wanted.len() as u32).to_le_bytes());
             for n in wanted {
                 let c = d.chunk(n, &a.chunks)?;
-                out.extend_from_slice(&n.to_le_bytes());
-                out.extend_from_slice(&(c.len() as u64).to_le_bytes());
-                out.extend_from_slice(&c);
-                if out.len() as u64 > cap {
+                if (out.len() + 16 + c.len()) as u64 > cap {
                     return Err(ApiError::too_large(format!(
                         "the chunks exceed {cap} bytes"
                     )));
                 }
+                charge.reserve(16 + c.len() as u64)?;
+                out.extend_from_slice(&n.to_le_bytes());
+                out.extend_from_slice(&(c.len() as u64).to_le_bytes());
+                out.extend_from_slice(&c);
             }
-            Ok(out)
+            Ok((out, charge))
         })
         .await?;
-    Ok(serve::computed(
+    Ok(serve::charged(
         &app,
         out,
+        charge,
         "application/octet-stream",
         Some(&ds),
     ))
@@ -269,16 +280,17 @@ pub(crate) async fn slice(State(app): State<Arc<App>>, req: Request) -> Result<R
     };
     let b = select::basic(&key, a.shape()).map_err(ApiError::bad_request)?;
     let dtype = ds.dtype();
-    let d = Arc::clone(&ds);
+    let (d, charge) = (Arc::clone(&ds), app.budget.charge());
     let limit = app.config.limits.slice_bytes;
     let shape = b.shape.clone();
     let dt = dtype.clone();
-    let bytes = permit
+    let (bytes, charge) = permit
         .run(app.deadline(start), move || {
+            let mut charge = charge;
             let Body::Array(a) = &d.body else {
                 return Err(ApiError::bad_request("not an array"));
             };
-            match fmt {
+            let out = match fmt {
                 Fmt::B2nd => d.fetch(
                     &Query {
                         key,
@@ -286,22 +298,19 @@ pub(crate) async fn slice(State(app): State<Arc<App>>, req: Request) -> Result<R
                         field: None,
                     },
                     limit,
-                ),
-                Fmt::Raw => d.read_basic(a, &b, limit),
-                Fmt::Npy => {
-                    let data = d.read_basic(a, &b, limit)?;
-                    let mut out = npy_header(&dt, &b.shape);
-                    out.extend_from_slice(&data);
-                    Ok(out)
-                }
-            }
+                    &mut charge,
+                )?,
+                Fmt::Raw => d.read_basic(a, &b, limit, &mut charge, Vec::new())?,
+                Fmt::Npy => d.read_basic(a, &b, limit, &mut charge, npy_header(&dt, &b.shape))?,
+            };
+            Ok((out, charge))
         })
         .await?;
     let ctype = match fmt {
         Fmt::Npy => "application/x-npy",
         _ => "application/octet-stream",
     };
-    let mut r = serve::computed(&app, bytes, ctype, Some(&ds));
+    let mut r = serve::charged(&app, bytes, charge, ctype, Some(&ds));
     if fmt == Fmt::Raw {
         let h = r.headers_mut();
         let s = shape

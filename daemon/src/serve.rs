@@ -8,6 +8,7 @@
 //! and the connection is closed: the client never gets wrong bytes.
 
 use crate::app::App;
+use crate::budget::Charge;
 use crate::dataset::Dataset;
 use crate::error::ApiError;
 use crate::parse::{range, Ranges};
@@ -16,8 +17,10 @@ use axum::body::Body;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// Most bytes of a stored file read by one task.
@@ -271,9 +274,11 @@ pub async fn stored(
             Seg::Bytes(_) => 0,
         })
         .sum();
-    let body = if file_bytes <= PIECE as u64 {
+    if file_bytes <= PIECE as u64 {
         let d = Arc::clone(ds);
         let deadline = app.deadline(Instant::now());
+        let mut charge = app.budget.charge();
+        charge.reserve(len)?;
         let out = permit
             .run(deadline, move || {
                 let mut out = Vec::with_capacity(len as usize);
@@ -291,13 +296,81 @@ pub async fn stored(
         app.metrics
             .body_bytes
             .fetch_add(out.len() as u64, Ordering::Relaxed);
-        Body::from(out)
-    } else {
-        body_of(app, ds, segs, permit)
-    };
-    let mut r = (status, body).into_response();
+        let mut r = hold((status, Body::from(out)).into_response(), charge);
+        *r.headers_mut() = h;
+        return Ok(r);
+    }
+    let mut r = (status, body_of(app, ds, segs, permit)).into_response();
     *r.headers_mut() = h;
     Ok(r)
+}
+
+/// Largest frame a held body hands to the connection at once.
+const FRAME: usize = 64 << 10;
+
+/// A body that keeps `held` (a memory charge, the in-flight count) until its last frame is
+/// taken or it is dropped (the client went away, or the connection failed). Its bytes are
+/// handed on in frames of at most [`FRAME`] bytes: the connection queues a few frames
+/// ahead of the socket, so a large body taken as one frame would leave at once, long before
+/// it is sent.
+struct Holding {
+    inner: Body,
+    /// What is left of the inner body's last frame.
+    pending: Bytes,
+    held: Option<Box<dyn Send>>,
+}
+
+impl http_body::Body for Holding {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        let this = self.get_mut();
+        if this.pending.is_empty() {
+            match Pin::new(&mut this.inner).poll_frame(cx) {
+                Poll::Ready(Some(Ok(f))) => match f.into_data() {
+                    Ok(data) => this.pending = data,
+                    Err(other) => return Poll::Ready(Some(Ok(other))),
+                },
+                Poll::Ready(end) => {
+                    this.held = None;
+                    return Poll::Ready(end);
+                }
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        let n = this.pending.len().min(FRAME);
+        Poll::Ready(Some(Ok(http_body::Frame::data(this.pending.split_to(n)))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.pending.is_empty() && self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        let (inner, pending) = (self.inner.size_hint(), self.pending.len() as u64);
+        let mut h = http_body::SizeHint::new();
+        if let Some(upper) = inner.upper() {
+            h.set_upper(upper + pending);
+        }
+        h.set_lower(inner.lower() + pending);
+        h
+    }
+}
+
+/// `r` with `held` kept until its body is sent or dropped.
+#[must_use]
+pub fn hold(r: Response, held: impl Send + 'static) -> Response {
+    r.map(|inner| {
+        Body::new(Holding {
+            inner,
+            pending: Bytes::new(),
+            held: Some(Box::new(held)),
+        })
+    })
 }
 
 /// A computed body (a cframe, a chunk, a slice): `Accept-Ranges: none`, the dataset's
@@ -321,6 +394,20 @@ pub fn computed(
         validators(h, ds);
     }
     r
+}
+
+/// [`computed`] for an answer made under `charge` (its memory budget): the charge is settled
+/// to the body's size and held until the body is sent or dropped.
+#[must_use]
+pub fn charged(
+    app: &App,
+    bytes: Vec<u8>,
+    mut charge: Charge,
+    content_type: &'static str,
+    ds: Option<&Dataset>,
+) -> Response {
+    charge.settle(bytes.len() as u64);
+    hold(computed(app, bytes, content_type, ds), charge)
 }
 
 /// 416 for a `Range` on a computed body, before any work.

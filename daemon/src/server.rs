@@ -108,7 +108,7 @@ async fn guard(State(app): State<Arc<App>>, req: Request, next: Next) -> Respons
         )
         .into_response()
     } else {
-        let held = app.metrics.admit();
+        let mut held = app.metrics.admit();
         let r = match tokio::time::timeout(limits.request_timeout, next.run(req)).await {
             Ok(r) => r,
             Err(_) => {
@@ -117,7 +117,8 @@ async fn guard(State(app): State<Arc<App>>, req: Request, next: Next) -> Respons
             }
         };
         held.answered();
-        r
+        // In flight until the body is sent.
+        crate::serve::hold(r, held)
     };
     app.metrics
         .observe(route, resp.status().as_u16(), start.elapsed());
@@ -191,6 +192,16 @@ async fn metrics(State(app): State<Arc<App>>) -> Response {
             "stratad_cache_capacity_bytes",
             "The block cache's byte bound.",
             c.capacity,
+        ),
+        (
+            "stratad_answer_bytes",
+            "Bytes of computed answers held (made or being sent).",
+            app.budget.used(),
+        ),
+        (
+            "stratad_answer_budget_bytes",
+            "The memory budget of computed answers.",
+            app.budget.capacity(),
         ),
         (
             "stratad_chunk_cache_hits_total",

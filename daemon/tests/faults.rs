@@ -144,15 +144,17 @@ fn file_truncated_while_served() {
         got[..] == bytes[..got.len()],
         "a byte received is not the file's"
     );
-    // The truncated dataset is refused cleanly; the others are served.
-    let r = d.get("/v1/meta/@public/big.b2nd");
-    assert_eq!(
-        (r.status, r.detail().as_str()),
-        (500, "the dataset could not be read")
+    // The truncated dataset is refused cleanly as damaged; the others are served.
+    let damaged = format!(
+        "the dataset is damaged: invalid header: frame_len (at most the bytes stored) {} exceeds {}",
+        bytes.len(),
+        bytes.len() / 4
     );
+    let r = d.get("/v1/meta/@public/big.b2nd");
+    assert_eq!((r.status, r.detail()), (422, damaged.clone()));
     check_others(&d);
     let r = d.get("/api/fetch/@public/big.b2nd?slice_=0:3,0:3");
-    assert_eq!(r.status, 500);
+    assert_eq!((r.status, r.detail()), (422, damaged));
 }
 
 #[test]

@@ -355,3 +355,54 @@ fn clients_that_stop_reading_hold_no_place_in_the_work_queue() {
     );
     drop(stalled);
 }
+
+/// Polls until the in-flight gauge is `want` (the poll itself included), within 10 s.
+fn in_flight_settles_at(d: &Daemon, want: f64) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut now = d.metric("stratad_in_flight ");
+    while now != want && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        now = d.metric("stratad_in_flight ");
+    }
+    assert_eq!(now, want, "requests in flight");
+}
+
+#[test]
+fn a_streamed_answer_is_in_flight_until_its_body_is_sent() {
+    let root = data_root();
+    common::make_noise(
+        &root.path().join("big.b2nd"),
+        &[2048, 2048],
+        &[1024, 1024],
+        &[128, 256],
+    );
+    let stored = std::fs::read(root.path().join("big.b2nd")).unwrap();
+    let d = daemon(root.path());
+    let ask = || {
+        let mut s = TcpStream::connect(d.addr).unwrap();
+        s.write_all(b"GET /v1/raw/@public/big.b2nd HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s
+    };
+    // Its handler returned long ago; its body is still being sent.
+    let mut s = ask();
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        d.metric("stratad_in_flight "),
+        2.0,
+        "the stalled body and the poll"
+    );
+    // Read to its end (the connection kept open): it leaves the gauge.
+    let mut r = std::io::BufReader::new(&mut s);
+    let resp = common::read_response(&mut r, false).unwrap();
+    assert_eq!(resp.status, 200);
+    assert!(resp.body == stored, "the body differs");
+    in_flight_settles_at(&d, 1.0);
+    // A client that stops reading is dropped at the send timeout, and leaves it too.
+    let _stalled = ask();
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(d.metric("stratad_in_flight "), 2.0);
+    in_flight_settles_at(&d, 1.0);
+    assert_eq!(d.metric("stratad_requests_cancelled_total "), 0.0);
+}

@@ -26,12 +26,21 @@ impl Daemon {
 
     /// Starts stratad with `args` and environment `env`.
     pub fn start_env(args: &[&str], env: &[(&str, &str)]) -> Daemon {
+        Self::start_with(args, env, Stdio::inherit())
+    }
+
+    /// Starts stratad with `args` and environment `env`, its log (stderr) written to `log`.
+    pub fn start_logged(args: &[&str], env: &[(&str, &str)], log: &Path) -> Daemon {
+        Self::start_with(args, env, std::fs::File::create(log).unwrap().into())
+    }
+
+    fn start_with(args: &[&str], env: &[(&str, &str)], stderr: Stdio) -> Daemon {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_stratad"));
         cmd.args(args)
             .args(["--listen", "127.0.0.1:0"])
             .env("STRATAD_LOG", "warn")
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+            .stderr(stderr);
         for (k, v) in env {
             cmd.env(k, v);
         }

@@ -277,18 +277,54 @@ impl Loader {
 /// Files in `dir` with the platform's library extension, in name order (none if `dir` cannot
 /// be read).
 fn candidates(dir: &Path) -> Vec<PathBuf> {
+    let (files, _) = named_like_libraries(dir);
+    files
+}
+
+/// The entries of `dir` with the platform's library extension, in name order: the regular
+/// files (symlinks followed), and the others, each with what it is. Only regular files are
+/// ever opened.
+fn named_like_libraries(dir: &Path) -> (Vec<PathBuf>, Vec<(PathBuf, &'static str)>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     };
-    let mut out: Vec<PathBuf> = entries
+    let mut paths: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.is_file()
-                && p.extension().and_then(|e| e.to_str()) == Some(std::env::consts::DLL_EXTENSION)
-        })
+        .filter(|p| p.extension().and_then(|e| e.to_str()) == Some(std::env::consts::DLL_EXTENSION))
         .collect();
-    out.sort();
-    out
+    paths.sort();
+    let mut files = Vec::new();
+    let mut others = Vec::new();
+    for p in paths {
+        match std::fs::metadata(&p) {
+            Ok(m) if m.is_file() => files.push(p),
+            Ok(m) => others.push((p, file_kind(&m.file_type()))),
+            Err(_) => others.push((p, "a symlink to nothing, or unreadable")),
+        }
+    }
+    (files, others)
+}
+
+/// What a file that is not a regular file is, in words.
+fn file_kind(t: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_block_device() || t.is_char_device() {
+            return "a device";
+        }
+    }
+    if t.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
 }
 
 fn load_error(path: &Path, message: impl Into<String>) -> Error {
@@ -572,6 +608,18 @@ impl Registry {
     #[must_use]
     pub fn plugin_dirs(&self) -> Vec<PathBuf> {
         self.loader.dirs()
+    }
+
+    /// The entries of the search path named like plugin libraries that are not regular files
+    /// (a directory, a FIFO, a socket, a device, a symlink to nothing), each with what it is,
+    /// in search order. Searches skip them without opening them: never an error, something
+    /// for a program to warn about once.
+    #[must_use]
+    pub fn skipped_plugin_entries(&self) -> Vec<(PathBuf, &'static str)> {
+        self.plugin_dirs()
+            .iter()
+            .flat_map(|d| named_like_libraries(d).1)
+            .collect()
     }
 
     /// Loads the plugin library at `path` and registers every codec and filter it provides
@@ -879,6 +927,10 @@ mod tests {
         std::fs::write(so("b"), b"not a library").unwrap();
         std::fs::write(dir.path().join("a.txt"), b"").unwrap();
         std::fs::create_dir(so("c")).unwrap();
+        let fifo = std::ffi::CString::new(so("d").into_os_string().into_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo(3) on a NUL-terminated path in our own temporary directory.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        std::os::unix::fs::symlink(dir.path().join("nothing"), so("e")).unwrap();
         assert_eq!(candidates(dir.path()), [so("b")]);
         assert!(candidates(&dir.path().join("missing")).is_empty());
 
@@ -888,6 +940,15 @@ mod tests {
         assert_eq!(
             reg.plugin_dirs(),
             [dir.path().to_path_buf(), missing.clone()]
+        );
+        // What is named like a library but is none is never opened, and is said.
+        assert_eq!(
+            reg.skipped_plugin_entries(),
+            [
+                (so("c"), "a directory"),
+                (so("d"), "a FIFO"),
+                (so("e"), "a symlink to nothing, or unreadable")
+            ]
         );
         for _ in 0..2 {
             let Err(Error::CodecNotFound { id, searched }) = reg.codec(CodecId(200)) else {

@@ -18,8 +18,11 @@
 //!    an installed library finds the plugin directory `make install` made beside it, wherever
 //!    the program itself is.
 //!
-//! Every file with the platform's library extension (`.so`, `.dylib`, `.dll`) there, in name
-//! order, is opened until one provides the ID; the first one wins. A library is opened once per
+//! Every regular file (symlinks followed) with the platform's library extension (`.so`,
+//! `.dylib`, `.dll`) there, in name order, is opened until one provides the ID; the first one
+//! wins. Other entries of that name (a directory, a FIFO, a socket, a device, a symlink to
+//! nothing) are never opened and are no error; `Registry::skipped_plugin_entries` lists them
+//! for a program to warn about once. A library is opened once per
 //! registry and kept loaded (never closed), so its other plugins are registered without
 //! reopening it when they are asked for. Loading is serialised: many threads asking for an
 //! unregistered ID at once open the library once. A search that finds nothing fails with

@@ -1,0 +1,153 @@
+//! The memory budget of computed answers (`--memory-budget`): an answer is charged from
+//! before it is made until its body is sent or dropped; one that does not fit beside the
+//! others gets 503 with `Retry-After`, one larger than the whole budget 413, and the bytes
+//! come back when clients finish or go away.
+
+mod common;
+
+use common::{f32_items, make_f32, read_response, Daemon};
+use std::io::{BufReader, Write};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+/// The whole 1000 x 1000 `<f4` array: 4,000,000 decoded bytes.
+const WHOLE: &str = "/v1/slice/@public/big.b2nd?sel=0:1000";
+
+/// A daemon with a 6 MiB budget: one whole-array answer fits, two do not.
+fn start() -> (tempfile::TempDir, Daemon) {
+    let root = tempfile::tempdir().unwrap();
+    make_f32(
+        &root.path().join("big.b2nd"),
+        &[1000, 1000],
+        &[250, 250],
+        &[50, 250],
+    );
+    let d = Daemon::start(&[
+        "--root",
+        &format!("@public={}", root.path().display()),
+        "--memory-budget",
+        "6M",
+    ]);
+    (root, d)
+}
+
+/// Sends a GET of `target` on a connection with a small receive window, reading nothing.
+fn send(d: &Daemon, target: &str) -> TcpStream {
+    let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    sock.set_recv_buffer_size(4096).unwrap();
+    sock.connect(&d.addr.into()).unwrap();
+    let mut s: TcpStream = sock.into();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.write_all(
+        format!("GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .unwrap();
+    s
+}
+
+/// Polls until the bytes held for answers are `want`, within 10 s.
+fn held_settles_at(d: &Daemon, want: f64) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut now = d.metric("stratad_answer_bytes ");
+    while now != want && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        now = d.metric("stratad_answer_bytes ");
+    }
+    assert_eq!(now, want, "bytes held for answers");
+}
+
+fn assert_busy(r: &common::Resp) {
+    assert_eq!(
+        (r.status, r.header("retry-after"), r.detail().as_str()),
+        (
+            503,
+            Some("1"),
+            "the server's memory for answers is in use; retry shortly"
+        )
+    );
+}
+
+#[test]
+fn an_answer_holds_its_bytes_until_sent_and_others_wait() {
+    let (_root, d) = start();
+    assert_eq!(d.metric("stratad_answer_budget_bytes "), 6291456.0);
+    // A client takes none of its answer: its 4,000,000 bytes stay held.
+    let stalled = send(&d, WHOLE);
+    held_settles_at(&d, 4_000_000.0);
+    assert_busy(&d.get(WHOLE));
+    assert_busy(&d.get("/api/fetch/@public/big.b2nd?slice_=0:500"));
+    assert_eq!(d.metric("stratad_refused_total{reason=\"memory\"}"), 2.0);
+    // What fits beside it is served.
+    let r = d.get("/v1/slice/@public/big.b2nd?sel=1,0:3&fmt=npy");
+    assert_eq!(r.status, 200);
+    assert_eq!(&r.body[r.body.len() - 12..], &f32_items(1003)[4000..]);
+    // The client goes away: its bytes come back, and the next answer is served.
+    drop(stalled);
+    held_settles_at(&d, 0.0);
+    // An answer that could never fit: 413 (decoded, compressed and framed: 3 x 4,000,000).
+    let r = d.get(&format!("{WHOLE}&fmt=b2nd"));
+    assert_eq!(
+        (r.status, r.detail().as_str()),
+        (
+            413,
+            "the answer needs 12000000 bytes of memory, more than the server's budget of 6291456"
+        )
+    );
+    let r = d.get(WHOLE);
+    assert_eq!(r.status, 200);
+    assert!(r.body == f32_items(1_000_000));
+    held_settles_at(&d, 0.0);
+}
+
+#[test]
+fn concurrent_large_slices_are_refused_or_served_whole() {
+    let (_root, d) = start();
+    let d = Arc::new(d);
+    let want = Arc::new(f32_items(1_000_000));
+    let refused = Arc::new(AtomicUsize::new(0));
+    let barrier = Arc::new(Barrier::new(6));
+    let clients: Vec<_> = (0..6)
+        .map(|_| {
+            let (d, want, refused, barrier) = (
+                Arc::clone(&d),
+                Arc::clone(&want),
+                Arc::clone(&refused),
+                Arc::clone(&barrier),
+            );
+            std::thread::spawn(move || {
+                barrier.wait();
+                loop {
+                    // Each client waits a while before reading: its answer stays held.
+                    let s = send(&d, WHOLE);
+                    std::thread::sleep(Duration::from_millis(200));
+                    let r = read_response(&mut BufReader::new(s), false).unwrap();
+                    if r.status == 503 {
+                        assert_busy(&r);
+                        refused.fetch_add(1, Ordering::Relaxed);
+                        std::thread::sleep(Duration::from_millis(50));
+                        continue;
+                    }
+                    assert_eq!(r.status, 200, "{}", r.text());
+                    assert!(r.body == *want, "a body differs");
+                    return;
+                }
+            })
+        })
+        .collect();
+    for c in clients {
+        c.join().unwrap();
+    }
+    let refused = refused.load(Ordering::Relaxed) as f64;
+    assert!(refused >= 1.0, "no client was refused");
+    assert_eq!(
+        d.metric("stratad_refused_total{reason=\"memory\"}"),
+        refused
+    );
+    // Everything was given back: a new request is served.
+    held_settles_at(&d, 0.0);
+    let r = d.get(WHOLE);
+    assert_eq!(r.status, 200);
+    assert!(r.body == *want);
+}
