@@ -10,6 +10,7 @@ use crate::fsroot::Node;
 use crate::parse::{self, IndexEntry, KeyItem};
 use crate::select;
 use crate::serve::{self, Offer};
+use crate::work::Permit;
 use axum::body::Body as HttpBody;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -236,6 +237,32 @@ fn whole(ds: &Dataset, key: &[KeyItem]) -> Result<bool, ApiError> {
     }
 }
 
+/// A sparse dataset's whole contents, which have no stored file to send: one contiguous
+/// frame built on the work pool and charged to the answer budget (a `Range` refused first).
+async fn sparse_cframe(
+    app: &Arc<App>,
+    ds: &Arc<Dataset>,
+    req_headers: &HeaderMap,
+    permit: Permit,
+    start: Instant,
+) -> Result<Response, ApiError> {
+    serve::refuse_range(req_headers)?;
+    let (d, charge) = (Arc::clone(ds), app.budget.charge());
+    let (bytes, charge) = permit
+        .run(app.deadline(start), move || {
+            let mut charge = charge;
+            Ok((d.cframe(&mut charge)?, charge))
+        })
+        .await?;
+    Ok(serve::charged(
+        app,
+        bytes,
+        charge,
+        "application/octet-stream",
+        Some(ds),
+    ))
+}
+
 async fn fetch_with(
     app: Arc<App>,
     req_headers: &HeaderMap,
@@ -260,23 +287,7 @@ async fn fetch_with(
             )
             .await
         }
-        None => {
-            serve::refuse_range(req_headers)?;
-            let (d, charge) = (Arc::clone(&ds), app.budget.charge());
-            let (bytes, charge) = permit
-                .run(app.deadline(start), move || {
-                    let mut charge = charge;
-                    Ok((d.cframe(&mut charge)?, charge))
-                })
-                .await?;
-            Ok(serve::charged(
-                &app,
-                bytes,
-                charge,
-                "application/octet-stream",
-                Some(&ds),
-            ))
-        }
+        None => sparse_cframe(&app, &ds, req_headers, permit, start).await,
         Some(q) => {
             serve::refuse_range(req_headers)?;
             let (d, charge) = (Arc::clone(&ds), app.budget.charge());
@@ -376,15 +387,7 @@ pub(crate) async fn download(
     let permit = app.work.permit();
     let ds = app.dataset(t, &permit, app.deadline(start)).await?;
     if ds.is_sparse() {
-        serve::refuse_range(req.headers())?;
-        let (d, charge) = (Arc::clone(&ds), app.budget.charge());
-        let (bytes, charge) = permit
-            .run(app.deadline(start), move || {
-                let mut charge = charge;
-                Ok((d.cframe(&mut charge)?, charge))
-            })
-            .await?;
-        let mut r = serve::charged(&app, bytes, charge, "application/octet-stream", Some(&ds));
+        let mut r = sparse_cframe(&app, &ds, req.headers(), permit, start).await?;
         r.headers_mut()
             .insert(header::CONTENT_DISPOSITION, serve::attachment(&ds.name));
         return Ok(r);

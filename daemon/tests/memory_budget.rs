@@ -10,7 +10,7 @@ use std::io::{BufReader, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The whole 1000 x 1000 `<f4` array: 4,000,000 decoded bytes.
 const WHOLE: &str = "/v1/slice/@public/big.b2nd?sel=0:1000";
@@ -47,17 +47,6 @@ fn send(d: &Daemon, target: &str) -> TcpStream {
     s
 }
 
-/// Polls until the bytes held for answers are `want`, within 10 s.
-fn held_settles_at(d: &Daemon, want: f64) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut now = d.metric("stratad_answer_bytes ");
-    while now != want && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-        now = d.metric("stratad_answer_bytes ");
-    }
-    assert_eq!(now, want, "bytes held for answers");
-}
-
 fn assert_busy(r: &common::Resp) {
     assert_eq!(
         (r.status, r.header("retry-after"), r.detail().as_str()),
@@ -75,7 +64,7 @@ fn an_answer_holds_its_bytes_until_sent_and_others_wait() {
     assert_eq!(d.metric("stratad_answer_budget_bytes "), 6291456.0);
     // A client takes none of its answer: its 4,000,000 bytes stay held.
     let stalled = send(&d, WHOLE);
-    held_settles_at(&d, 4_000_000.0);
+    d.metric_settles_at("stratad_answer_bytes ", 4_000_000.0);
     assert_busy(&d.get(WHOLE));
     assert_busy(&d.get("/api/fetch/@public/big.b2nd?slice_=0:500"));
     assert_eq!(d.metric("stratad_refused_total{reason=\"memory\"}"), 2.0);
@@ -85,7 +74,7 @@ fn an_answer_holds_its_bytes_until_sent_and_others_wait() {
     assert_eq!(&r.body[r.body.len() - 12..], &f32_items(1003)[4000..]);
     // The client goes away: its bytes come back, and the next answer is served.
     drop(stalled);
-    held_settles_at(&d, 0.0);
+    d.metric_settles_at("stratad_answer_bytes ", 0.0);
     // An answer that could never fit: 413 (decoded, compressed and framed: 3 x 4,000,000).
     let r = d.get(&format!("{WHOLE}&fmt=b2nd"));
     assert_eq!(
@@ -98,7 +87,7 @@ fn an_answer_holds_its_bytes_until_sent_and_others_wait() {
     let r = d.get(WHOLE);
     assert_eq!(r.status, 200);
     assert!(r.body == f32_items(1_000_000));
-    held_settles_at(&d, 0.0);
+    d.metric_settles_at("stratad_answer_bytes ", 0.0);
 }
 
 #[test]
@@ -146,7 +135,7 @@ fn concurrent_large_slices_are_refused_or_served_whole() {
         refused
     );
     // Everything was given back: a new request is served.
-    held_settles_at(&d, 0.0);
+    d.metric_settles_at("stratad_answer_bytes ", 0.0);
     let r = d.get(WHOLE);
     assert_eq!(r.status, 200);
     assert!(r.body == *want);

@@ -54,18 +54,6 @@ fn closed_within(s: &mut TcpStream, limit: Duration) -> Option<Duration> {
     None
 }
 
-/// Polls until the daemon's open-connection gauge is `want` (the poll's own connection
-/// included), within 10 s.
-fn connections_settle_at(d: &Daemon, want: f64) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut now = d.metric("stratad_connections ");
-    while now != want && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-        now = d.metric("stratad_connections ");
-    }
-    assert_eq!(now, want, "open connections");
-}
-
 #[test]
 fn silent_connections_and_heads_sent_byte_by_byte_are_dropped_at_the_head_deadline() {
     let root = data_root();
@@ -104,7 +92,7 @@ fn silent_connections_and_heads_sent_byte_by_byte_are_dropped_at_the_head_deadli
     let closed = closed.expect("a head sent byte by byte is dropped");
     assert!(closed < Duration::from_secs(4), "{closed:?}");
     assert!(start.elapsed() < Duration::from_secs(8));
-    connections_settle_at(&d, 1.0);
+    d.metric_settles_at("stratad_connections ", 1.0);
 }
 
 #[test]
@@ -121,7 +109,7 @@ fn an_idle_keep_alive_connection_is_dropped() {
     let after = closed_within(&mut s, Duration::from_secs(6))
         .expect("an idle keep-alive connection is dropped");
     assert!(after >= Duration::from_millis(800), "{after:?}");
-    connections_settle_at(&d, 1.0);
+    d.metric_settles_at("stratad_connections ", 1.0);
 }
 
 #[test]
@@ -163,7 +151,7 @@ fn a_body_trickled_in_meets_the_request_deadline() {
     );
     drop(reader);
     feeder.join().unwrap();
-    connections_settle_at(&d, 1.0);
+    d.metric_settles_at("stratad_connections ", 1.0);
 }
 
 #[test]
@@ -189,7 +177,7 @@ fn a_client_that_stops_reading_its_answer_is_dropped() {
         "the stalled connection and the poll"
     );
     // Never read: after a second without progress the daemon gives the slot back.
-    connections_settle_at(&d, 1.0);
+    d.metric_settles_at("stratad_connections ", 1.0);
     // What arrived is a prefix of the stored file, then the end.
     let stored = std::fs::read(root.path().join("big.b2nd")).unwrap();
     let mut got = Vec::new();
@@ -223,7 +211,7 @@ fn a_lone_byte_or_an_http2_preface_does_not_hold_a_slot() {
         let after = closed_within(s, Duration::from_secs(5));
         assert!(after.is_some(), "{what} still holds its connection");
     }
-    connections_settle_at(&d, 1.0);
+    d.metric_settles_at("stratad_connections ", 1.0);
 }
 
 #[test]
@@ -356,17 +344,6 @@ fn clients_that_stop_reading_hold_no_place_in_the_work_queue() {
     drop(stalled);
 }
 
-/// Polls until the in-flight gauge is `want` (the poll itself included), within 10 s.
-fn in_flight_settles_at(d: &Daemon, want: f64) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut now = d.metric("stratad_in_flight ");
-    while now != want && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-        now = d.metric("stratad_in_flight ");
-    }
-    assert_eq!(now, want, "requests in flight");
-}
-
 #[test]
 fn a_streamed_answer_is_in_flight_until_its_body_is_sent() {
     let root = data_root();
@@ -398,11 +375,11 @@ fn a_streamed_answer_is_in_flight_until_its_body_is_sent() {
     let resp = common::read_response(&mut r, false).unwrap();
     assert_eq!(resp.status, 200);
     assert!(resp.body == stored, "the body differs");
-    in_flight_settles_at(&d, 1.0);
+    d.metric_settles_at("stratad_in_flight ", 1.0);
     // A client that stops reading is dropped at the send timeout, and leaves it too.
     let _stalled = ask();
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(d.metric("stratad_in_flight "), 2.0);
-    in_flight_settles_at(&d, 1.0);
+    d.metric_settles_at("stratad_in_flight ", 1.0);
     assert_eq!(d.metric("stratad_requests_cancelled_total "), 0.0);
 }

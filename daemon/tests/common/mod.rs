@@ -126,6 +126,18 @@ impl Daemon {
             })
             .unwrap_or(0.0)
     }
+
+    /// Polls `/metrics` every 20 ms until the gauge `line_prefix` reads `want` (the poll's own
+    /// request and connection included), and asserts it does within 10 s.
+    pub fn metric_settles_at(&self, line_prefix: &str, want: f64) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut now = self.metric(line_prefix);
+        while now != want && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+            now = self.metric(line_prefix);
+        }
+        assert_eq!(now, want, "{}", line_prefix.trim());
+    }
 }
 
 impl Drop for Daemon {
