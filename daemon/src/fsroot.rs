@@ -184,6 +184,18 @@ impl Root {
                 if !is_dataset_name(name) {
                     return Err(FsError::NotFound);
                 }
+                // A sparse frame's index is part of that dataset, not one of its own.
+                if name == SPARSE_INDEX {
+                    let parent = match &segments[..segments.len() - 1] {
+                        [] => ".".to_owned(),
+                        p => p.join("/"),
+                    };
+                    let dir = rfs::openat2(&self.dir, &parent, flags, Mode::empty(), how)
+                        .map_err(errno)?;
+                    if sparse_identity(&dir)?.is_some() {
+                        return Err(FsError::NotFound);
+                    }
+                }
                 Ok(Node::File {
                     fd,
                     id: identity_of(&st),

@@ -189,6 +189,16 @@ fn path_and_request_attacks_get_exact_statuses() {
             "/api/fetch/@public/badsparse?slice_=0:100",
             404,
         ),
+        (
+            "a sparse frame's index, as a dataset",
+            "/api/info/@public/badsparse/chunks.b2frame",
+            404,
+        ),
+        (
+            "a sparse frame's index, its bytes",
+            "/v1/raw/@public/badsparse/chunks.b2frame",
+            404,
+        ),
         ("unknown root", "/api/info/@private/grid.b2nd", 404),
         ("missing file", "/api/info/@public/nope.b2nd", 404),
         (
