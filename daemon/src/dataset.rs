@@ -607,7 +607,11 @@ impl Dataset {
                 .collect();
             let box_points: u128 = lo.iter().zip(&hi).map(|(l, h)| (h - l) as u128).product();
             let box_bytes = box_points.saturating_mul(point_bytes as u128);
-            let dense = box_points <= 8 * pts.len() as u128 && box_bytes <= u128::from(limit);
+            // The box is scratch memory beyond the answer (up to 8 times its points' bytes):
+            // read only when the budget has room for it now, else point by point.
+            let dense = box_points <= 8 * pts.len() as u128
+                && box_bytes <= u128::from(limit)
+                && charge.try_reserve(box_bytes as u64);
             if dense {
                 let mut slices = Vec::with_capacity(f.axes.len());
                 let mut shape = Vec::with_capacity(f.axes.len());
@@ -645,6 +649,8 @@ impl Dataset {
                     let data = sub_box(&bx, &shape, &fixed, ts);
                     place(&mut out, k, &data);
                 }
+                drop(bx);
+                charge.release(box_bytes as u64);
             } else {
                 for &k in pts {
                     let slices: Vec<Slice> = f
