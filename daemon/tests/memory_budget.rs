@@ -195,3 +195,32 @@ fn the_box_read_around_scattered_points_is_charged_or_done_without() {
     drop(stalled);
     d.metric_settles_at("stratad_answer_bytes ", 0.0);
 }
+
+#[test]
+fn a_streamed_stored_file_holds_the_piece_it_has_read_until_it_is_sent() {
+    let root = tempfile::tempdir().unwrap();
+    let p = root.path().join("noise.b2nd");
+    common::make_noise(&p, &[1536, 2048], &[512, 512], &[64, 128]);
+    let bytes = std::fs::read(&p).unwrap();
+    assert!(bytes.len() > 6 << 20, "{} bytes", bytes.len());
+    let d = Daemon::start(&[
+        "--root",
+        &format!("@public={}", root.path().display()),
+        "--memory-budget",
+        "6M",
+    ]);
+    let raw = "/v1/raw/@public/noise.b2nd";
+    // Six clients that read nothing hold one 1 MiB piece each: the whole budget.
+    let stalled: Vec<TcpStream> = (0..6).map(|_| send(&d, raw)).collect();
+    d.metric_settles_at("stratad_answer_bytes ", 6.0 * 1_048_576.0);
+    assert_busy(&d.get(raw));
+    assert_busy(&d.get("/api/fetch/@public/noise.b2nd"));
+    // A range that fits in one small read is refused too, its bytes have no room either.
+    assert_busy(&d.get_with(raw, "Range: bytes=0-99\r\n"));
+    drop(stalled);
+    d.metric_settles_at("stratad_answer_bytes ", 0.0);
+    let r = d.get(raw);
+    assert_eq!(r.status, 200);
+    assert!(r.body == bytes, "the file differs");
+    d.metric_settles_at("stratad_answer_bytes ", 0.0);
+}
