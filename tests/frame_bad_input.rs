@@ -386,3 +386,32 @@ fn frames_replace_only_regular_files_and_write_through_links() {
     assert_eq!(s.nchunks(), 2);
     assert_eq!(s.vlmeta("note").unwrap(), b"through the link");
 }
+
+#[test]
+fn a_sparse_frames_chunk_file_that_is_a_symlink_is_refused_not_read_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = SChunkOptions::default().with_chunksize(4000);
+    let make = |path: &std::path::Path, byte: u8| {
+        let mut s = SChunk::create(&Location::Dir(path.to_path_buf()), &o).unwrap();
+        s.append_buffer(&[byte; 4000]).unwrap();
+        s.append_buffer(&[byte; 4000]).unwrap();
+        s.close().unwrap();
+    };
+    let sparse = dir.path().join("sp.b2frame");
+    make(&sparse, 1);
+    make(&dir.path().join("other.b2frame"), 9);
+    let s = SChunk::open(&sparse, OpenMode::Read).unwrap();
+    // Chunk 1's file replaced by a symlink to another frame's chunk (which would decode).
+    let chunk1 = sparse.join("00000001.chunk");
+    std::fs::remove_file(&chunk1).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("other.b2frame/00000001.chunk"), &chunk1).unwrap();
+    assert_eq!(s.decompress_chunk_vec(0).unwrap(), vec![1u8; 4000]);
+    let e = s.decompress_chunk_vec(1).unwrap_err();
+    assert_eq!(
+        e.root().to_string(),
+        format!(
+            "{}: cannot open: a symbolic link is not a regular file, the only kind a frame is stored in",
+            chunk1.display()
+        )
+    );
+}

@@ -20,6 +20,8 @@ use std::sync::Arc;
 pub struct Budget {
     capacity: u64,
     used: AtomicU64,
+    /// The most bytes held at once since start.
+    peak: AtomicU64,
     metrics: Arc<Metrics>,
 }
 
@@ -37,6 +39,7 @@ impl Budget {
         Arc::new(Budget {
             capacity,
             used: AtomicU64::new(0),
+            peak: AtomicU64::new(0),
             metrics,
         })
     }
@@ -54,6 +57,12 @@ impl Budget {
     #[must_use]
     pub fn used(&self) -> u64 {
         self.used.load(Ordering::Acquire)
+    }
+
+    /// The most bytes held at once since start.
+    #[must_use]
+    pub fn peak(&self) -> u64 {
+        self.peak.load(Ordering::Acquire)
     }
 
     /// The budget's size.
@@ -79,14 +88,24 @@ impl Charge {
                 b.capacity
             )));
         }
+        if !self.try_reserve(n) {
+            self.budget.metrics.refuse(Refusal::Memory);
+            return Err(ApiError::unavailable(
+                "the server's memory for answers is in use; retry shortly",
+                1,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Reserves `n` more bytes if they fit now; `false` (nothing counted) when they do not,
+    /// for memory a request can do without (a scratch buffer it has a slower way around).
+    pub fn try_reserve(&mut self, n: u64) -> bool {
+        let b = &self.budget;
         let mut used = b.used.load(Ordering::Acquire);
         loop {
             if used.saturating_add(n) > b.capacity {
-                b.metrics.refuse(Refusal::Memory);
-                return Err(ApiError::unavailable(
-                    "the server's memory for answers is in use; retry shortly",
-                    1,
-                ));
+                return false;
             }
             match b
                 .used
@@ -96,8 +115,16 @@ impl Charge {
                 Err(now) => used = now,
             }
         }
-        self.held = want;
-        Ok(())
+        b.peak.fetch_max(used + n, Ordering::AcqRel);
+        self.held = self.held.saturating_add(n);
+        true
+    }
+
+    /// Gives back `n` of the bytes held (a scratch buffer freed).
+    pub fn release(&mut self, n: u64) {
+        let n = n.min(self.held);
+        self.budget.used.fetch_sub(n, Ordering::AcqRel);
+        self.held -= n;
     }
 
     /// Holds exactly `n` bytes from now on (the answer is made: what was reserved beyond it is
@@ -108,7 +135,8 @@ impl Charge {
         if n < self.held {
             used.fetch_sub(self.held - n, Ordering::AcqRel);
         } else {
-            used.fetch_add(n - self.held, Ordering::AcqRel);
+            let now = used.fetch_add(n - self.held, Ordering::AcqRel) + (n - self.held);
+            self.budget.peak.fetch_max(now, Ordering::AcqRel);
         }
         self.held = n;
     }
@@ -148,6 +176,24 @@ mod tests {
         assert_eq!(b.used(), 55);
         drop(one);
         drop(two);
+        assert_eq!(b.used(), 0);
+        assert_eq!(b.peak(), 100);
+    }
+
+    #[test]
+    fn scratch_bytes_are_taken_only_when_they_fit_and_given_back() {
+        let metrics = Arc::new(Metrics::default());
+        let b = Budget::new(100, Arc::clone(&metrics));
+        let mut one = b.charge();
+        one.reserve(30).unwrap();
+        assert!(one.try_reserve(60));
+        assert_eq!(b.used(), 90);
+        // 90 + 20 > 100: not taken, and no refusal counted.
+        assert!(!one.try_reserve(20));
+        assert_eq!(metrics.refusals(Refusal::Memory), 0);
+        one.release(60);
+        assert_eq!((b.used(), b.peak()), (30, 90));
+        one.release(1000);
         assert_eq!(b.used(), 0);
     }
 }

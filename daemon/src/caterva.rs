@@ -336,9 +336,15 @@ pub(crate) async fn fetch_post(
 /// The request body, at most `limit` bytes.
 ///
 /// # Errors
-/// 413 past `limit`; 400 when the body cannot be read.
+/// 413 past `limit` (at once, before any of it is read, when its `Content-Length` says so:
+/// no `100 Continue` is sent for it); 400 when the body cannot be read.
 pub(crate) async fn read_body(body: HttpBody, limit: usize) -> Result<bytes::Bytes, ApiError> {
+    use http_body::Body as _;
     use http_body_util::BodyExt;
+    let too_large = || ApiError::too_large(format!("the request body exceeds {limit} bytes"));
+    if body.size_hint().lower() > limit as u64 {
+        return Err(too_large());
+    }
     let limited = http_body_util::Limited::new(body, limit);
     match limited.collect().await {
         Ok(c) => Ok(c.to_bytes()),
@@ -346,9 +352,7 @@ pub(crate) async fn read_body(body: HttpBody, limit: usize) -> Result<bytes::Byt
             if e.downcast_ref::<http_body_util::LengthLimitError>()
                 .is_some() =>
         {
-            Err(ApiError::too_large(format!(
-                "the request body exceeds {limit} bytes"
-            )))
+            Err(too_large())
         }
         Err(_) => Err(ApiError::bad_request("the request body could not be read")),
     }

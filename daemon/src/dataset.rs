@@ -57,6 +57,8 @@ pub struct Dataset {
     _dir: Option<OwnedFd>,
     /// The `GET /api/info` answer's text, made once.
     info_text: OnceLock<Bytes>,
+    /// Why an array's items cannot be read as its dtype says ([`dtype_fault`]).
+    items_fault: Option<String>,
 }
 
 /// The message of errors reading a dataset (details go to the log).
@@ -102,6 +104,14 @@ fn damage(e: &strata::Error) -> Option<String> {
     use strata::Error;
     let root = e.root();
     let words = match root {
+        // A sparse frame's index names a chunk file its directory does not hold.
+        Error::Io { path, .. } if e.io_kind() == Some(std::io::ErrorKind::NotFound) => {
+            let name = path.rsplit('/').next().unwrap_or_default();
+            if !name.ends_with(".chunk") {
+                return None;
+            }
+            format!("the chunk file {name} is missing")
+        }
         // Its text names the file: say it without.
         Error::FrameType {
             expected, found, ..
@@ -140,6 +150,34 @@ fn damage(e: &strata::Error) -> Option<String> {
     Some(out)
 }
 
+/// A b2nd metalayer the library refuses for this frame (shape, chunkshape and blockshape
+/// that disagree with each other or with the frame's chunks, an item count that overflows,
+/// chunks past Blosc2's limit): the stored bytes are damaged, 422 (logged). A missing codec
+/// plugin stays 501 and an I/O error 500, as [`read_error`] says.
+fn metalayer_error(path: &str, e: &strata::Error) -> ApiError {
+    let r = read_error(path, e);
+    if r.status != axum::http::StatusCode::INTERNAL_SERVER_ERROR || e.io_kind().is_some() {
+        return r;
+    }
+    ApiError::unprocessable(format!("{DAMAGED}: the b2nd metalayer: {}", e.root()))
+}
+
+/// Why the items of `a` cannot be read as its dtype says: a dtype no array can be made with
+/// (so no answer can name it), or one whose items are not the frame's typesize (a `|u1` over
+/// 8-byte items would be sent as the first byte of each). `None` when they agree, or when
+/// the array names no dtype.
+fn dtype_fault(a: &NdArray) -> Option<String> {
+    let d = a.dtype()?;
+    match ArrayParams::from_dtype(&[1], d).map(|p| p.cparams.typesize) {
+        Ok(n) if n == a.typesize() => None,
+        Ok(n) => Some(format!(
+            "its dtype {d:?} has {n}-byte items, its frame {}-byte items",
+            a.typesize()
+        )),
+        Err(e) => Some(format!("its dtype: {}", e.root())),
+    }
+}
+
 impl Dataset {
     /// Opens the dataset at `node` (a file or a sparse directory).
     ///
@@ -169,8 +207,10 @@ impl Dataset {
             Node::Dir { .. } => return Err(ApiError::not_found()),
         };
         let version = DatasetVersion::of(&schunk);
+        let mut items_fault = None;
         let body = if schunk.meta("b2nd").is_some() || schunk.meta("caterva").is_some() {
-            let arr = NdArray::from_schunk(schunk).map_err(|e| read_error(&path, &e))?;
+            let arr = NdArray::from_schunk(schunk).map_err(|e| metalayer_error(&path, &e))?;
+            items_fault = dtype_fault(&arr);
             Body::Array(Box::new(arr.with_cache_as(Arc::clone(cache), version)))
         } else {
             Body::Frame(Box::new(schunk))
@@ -185,7 +225,20 @@ impl Dataset {
             stored,
             _dir: dir,
             info_text: OnceLock::new(),
+            items_fault,
         })
+    }
+
+    /// 422 when the array's dtype cannot describe its items (see [`dtype_fault`]): what
+    /// decodes items refuses, what sends stored bytes does not need it.
+    ///
+    /// # Errors
+    /// As said.
+    pub fn check_items(&self) -> Result<(), ApiError> {
+        match &self.items_fault {
+            Some(why) => Err(ApiError::unprocessable(format!("{DAMAGED}: {why}"))),
+            None => Ok(()),
+        }
     }
 
     /// The super-chunk.
@@ -472,6 +525,7 @@ impl Dataset {
         charge: &mut Charge,
         head: Vec<u8>,
     ) -> Result<Vec<u8>, ApiError> {
+        self.check_items()?;
         let n = Self::check_size(b.nitems(), a.typesize(), limit, charge)?;
         let mut out = head;
         let at = out.len();
@@ -495,6 +549,7 @@ impl Dataset {
         limit: u64,
         charge: &mut Charge,
     ) -> Result<Vec<u8>, ApiError> {
+        self.check_items()?;
         let ts = a.typesize();
         let total = Self::check_size(f.nitems(), ts, limit, charge)?;
         let mut out = vec![0u8; total];
@@ -552,7 +607,11 @@ impl Dataset {
                 .collect();
             let box_points: u128 = lo.iter().zip(&hi).map(|(l, h)| (h - l) as u128).product();
             let box_bytes = box_points.saturating_mul(point_bytes as u128);
-            let dense = box_points <= 8 * pts.len() as u128 && box_bytes <= u128::from(limit);
+            // The box is scratch memory beyond the answer (up to 8 times its points' bytes):
+            // read only when the budget has room for it now, else point by point.
+            let dense = box_points <= 8 * pts.len() as u128
+                && box_bytes <= u128::from(limit)
+                && charge.try_reserve(box_bytes as u64);
             if dense {
                 let mut slices = Vec::with_capacity(f.axes.len());
                 let mut shape = Vec::with_capacity(f.axes.len());
@@ -590,6 +649,8 @@ impl Dataset {
                     let data = sub_box(&bx, &shape, &fixed, ts);
                     place(&mut out, k, &data);
                 }
+                drop(bx);
+                charge.release(box_bytes as u64);
             } else {
                 for &k in pts {
                     let slices: Vec<Slice> = f
@@ -613,14 +674,16 @@ impl Dataset {
     /// dataset is (a lossless codec and filters in place of lossy ones), partitions derived.
     ///
     /// # Errors
-    /// 500 when the array cannot be built.
+    /// 422 for a dtype no array can have; 500 when the array cannot be built.
     pub fn array_cframe(
         &self,
         shape: &[usize],
         dtype: &str,
         data: &[u8],
     ) -> Result<Vec<u8>, ApiError> {
-        let params = ArrayParams::from_dtype(shape, dtype).map_err(ApiError::internal)?;
+        // A dtype no array can be made with is the stored metalayer's fault.
+        let params = ArrayParams::from_dtype(shape, dtype)
+            .map_err(|e| ApiError::unprocessable(format!("{DAMAGED}: its dtype: {}", e.root())))?;
         let cparams = lossless(self.schunk().cparams(), params.cparams.typesize);
         let params = params.with_cparams(&cparams);
         NdArray::from_buffer(&params, &Location::Memory, data)

@@ -84,7 +84,8 @@ pub enum Node {
     Sparse {
         /// `O_PATH` descriptor of the directory.
         fd: OwnedFd,
-        /// The identity of its `chunks.b2frame`, with the directory's inode and times.
+        /// The identity of its `chunks.b2frame`, with the later of its and the directory's
+        /// times (so a chunk file renamed, removed or replaced changes it).
         id: Identity,
     },
     /// Another directory (a group of datasets).
@@ -183,13 +184,36 @@ impl Root {
                 if !is_dataset_name(name) {
                     return Err(FsError::NotFound);
                 }
+                // A sparse frame's index is part of that dataset, not one of its own.
+                if name == SPARSE_INDEX {
+                    let parent = match &segments[..segments.len() - 1] {
+                        [] => ".".to_owned(),
+                        p => p.join("/"),
+                    };
+                    let dir = rfs::openat2(&self.dir, &parent, flags, Mode::empty(), how)
+                        .map_err(errno)?;
+                    if sparse_identity(&dir)?.is_some() {
+                        return Err(FsError::NotFound);
+                    }
+                }
                 Ok(Node::File {
                     fd,
                     id: identity_of(&st),
                 })
             }
             FileType::Directory => match sparse_identity(&fd)? {
-                Some(id) => Ok(Node::Sparse { fd, id }),
+                // A chunk file renamed, removed or replaced (by a symlink, say) changes the
+                // directory's times, not the index's: a handle opened before is not reused
+                // for it, and the directory is checked again.
+                Some(index) => {
+                    let dir = identity_of(&st);
+                    let id = Identity {
+                        mtime_ns: index.mtime_ns.max(dir.mtime_ns),
+                        ctime_ns: index.ctime_ns.max(dir.ctime_ns),
+                        ..index
+                    };
+                    Ok(Node::Sparse { fd, id })
+                }
                 None => Ok(Node::Dir {
                     fd,
                     id: identity_of(&st),

@@ -4,7 +4,7 @@
 //!
 //! Stored bytes are read on the pool, at most [`PIECE`] bytes per task: a large body is
 //! streamed piece by piece as the client takes it, so a slow client holds no thread and no
-//! more than a piece of memory. If the file is cut short while being sent, the stream fails
+//! more than a piece of memory, charged to the memory budget until it is sent. If the file is cut short while being sent, the stream fails
 //! and the connection is closed: the client never gets wrong bytes.
 
 use crate::app::App;
@@ -84,8 +84,12 @@ fn validators(h: &mut HeaderMap, ds: &Dataset) {
 
 /// Whether `If-Range` (absent, or the current ETag or Last-Modified date) lets `Range` apply.
 fn if_range_holds(headers: &HeaderMap, ds: &Dataset) -> bool {
-    let Some(v) = headers.get(header::IF_RANGE).and_then(|v| v.to_str().ok()) else {
+    let Some(v) = headers.get(header::IF_RANGE) else {
         return true;
+    };
+    // A validator that is not even text matches nothing: the whole file is sent.
+    let Ok(v) = v.to_str() else {
+        return false;
     };
     let v = v.trim();
     if v.starts_with('"') || v.starts_with("W/") {
@@ -114,18 +118,54 @@ enum Seg {
     File { pos: u64, len: u64 },
 }
 
+/// A piece of a streamed stored file, with its memory charge: given back when the last of
+/// its bytes has been written to the socket (or dropped with the connection).
+struct Piece {
+    data: Vec<u8>,
+    _charge: Charge,
+}
+
+impl AsRef<[u8]> for Piece {
+    fn as_ref(&self) -> &[u8] {
+        &self.data
+    }
+}
+
+/// A charge of `n` bytes for the next piece, waiting for room in the budget until `deadline`.
+async fn piece_charge(app: &App, n: u64, deadline: Instant) -> Result<Charge, ApiError> {
+    let mut charge = app.budget.charge();
+    while !charge.try_reserve(n) {
+        if Instant::now() >= deadline {
+            app.metrics.refuse(crate::metrics::Refusal::Deadline);
+            return Err(crate::work::deadline_error());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    }
+    Ok(charge)
+}
+
 /// A streamed body: the request's permit goes with it, holding a place only while a piece is
-/// read (see [`crate::work`]).
-fn body_of(app: &Arc<App>, ds: &Arc<Dataset>, segs: Vec<Seg>, mut permit: Permit) -> Body {
+/// read (see [`crate::work`]). Each piece read is charged to the memory budget until it is
+/// sent: `first` is the first one's charge, taken before the head was sent; later pieces
+/// wait for room (a client that takes nothing keeps its one piece, never more).
+fn body_of(
+    app: &Arc<App>,
+    ds: &Arc<Dataset>,
+    segs: Vec<Seg>,
+    mut permit: Permit,
+    first: Charge,
+) -> Body {
     permit.release();
     let state = (
         Arc::clone(app),
         Arc::clone(ds),
         segs.into_iter().rev().collect::<Vec<_>>(),
         permit,
+        Some(first),
     );
-    let stream =
-        futures_util::stream::unfold(state, |(app, ds, mut segs, mut permit)| async move {
+    let stream = futures_util::stream::unfold(
+        state,
+        |(app, ds, mut segs, mut permit, mut first)| async move {
             let seg = segs.pop()?;
             let piece = match seg {
                 Seg::Bytes(b) => Ok(b),
@@ -139,12 +179,26 @@ fn body_of(app: &Arc<App>, ds: &Arc<Dataset>, segs: Vec<Seg>, mut permit: Permit
                     }
                     let d = Arc::clone(&ds);
                     let deadline = app.deadline(Instant::now());
-                    let read = permit
-                        .run_waiting(deadline, move || d.read_stored(pos, n as usize))
-                        .await;
+                    let charge = match first.take() {
+                        Some(c) => Ok(c),
+                        None => piece_charge(&app, n, deadline).await,
+                    };
+                    let read = match charge {
+                        Ok(charge) => {
+                            permit
+                                .run_waiting(deadline, move || {
+                                    let data = d.read_stored(pos, n as usize)?;
+                                    Ok(Bytes::from_owner(Piece {
+                                        data,
+                                        _charge: charge,
+                                    }))
+                                })
+                                .await
+                        }
+                        Err(e) => Err(e),
+                    };
                     permit.release();
-                    read.map(Bytes::from)
-                        .map_err(|e| std::io::Error::other(e.detail))
+                    read.map_err(|e| std::io::Error::other(e.detail))
                 }
             };
             if let Ok(b) = &piece {
@@ -152,8 +206,9 @@ fn body_of(app: &Arc<App>, ds: &Arc<Dataset>, segs: Vec<Seg>, mut permit: Permit
                     .body_bytes
                     .fetch_add(b.len() as u64, Ordering::Relaxed);
             }
-            Some((piece, (app, ds, segs, permit)))
-        });
+            Some((piece, (app, ds, segs, permit, first)))
+        },
+    );
     Body::from_stream(stream)
 }
 
@@ -300,7 +355,11 @@ pub async fn stored(
         *r.headers_mut() = h;
         return Ok(r);
     }
-    let mut r = (status, body_of(app, ds, segs, permit)).into_response();
+    // The first piece's memory, taken before the head is sent (refused as a computed
+    // answer would be).
+    let mut first = app.budget.charge();
+    first.reserve(file_bytes.min(PIECE as u64))?;
+    let mut r = (status, body_of(app, ds, segs, permit, first)).into_response();
     *r.headers_mut() = h;
     Ok(r)
 }

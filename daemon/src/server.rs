@@ -199,6 +199,11 @@ async fn metrics(State(app): State<Arc<App>>) -> Response {
             app.budget.used(),
         ),
         (
+            "stratad_answer_bytes_peak",
+            "The most bytes of computed answers held at once since start.",
+            app.budget.peak(),
+        ),
+        (
             "stratad_answer_budget_bytes",
             "The memory budget of computed answers.",
             app.budget.capacity(),

@@ -189,6 +189,16 @@ fn path_and_request_attacks_get_exact_statuses() {
             "/api/fetch/@public/badsparse?slice_=0:100",
             404,
         ),
+        (
+            "a sparse frame's index, as a dataset",
+            "/api/info/@public/badsparse/chunks.b2frame",
+            404,
+        ),
+        (
+            "a sparse frame's index, its bytes",
+            "/v1/raw/@public/badsparse/chunks.b2frame",
+            404,
+        ),
         ("unknown root", "/api/info/@private/grid.b2nd", 404),
         ("missing file", "/api/info/@public/nope.b2nd", 404),
         (
@@ -765,4 +775,35 @@ fn requests_cut_off_by_their_client_leave_the_in_flight_gauge() {
     assert_eq!(in_flight, 1.0);
     assert!(d.metric("stratad_requests_cancelled_total ") >= 1.0);
     assert_eq!(d.get("/healthz").status, 200);
+}
+
+#[test]
+fn a_body_declared_over_the_limit_is_refused_before_it_is_sent() {
+    let root = data_root();
+    let d = Daemon::start(&["--root", &format!("@public={}", root.path().display())]);
+    for (target, expect) in [
+        ("/api/fetch/@public/grid.b2nd", ""),
+        ("/v1/chunks/@public/grid.b2nd", ""),
+        ("/api/fetch/@public/grid.b2nd", "Expect: 100-continue\r\n"),
+    ] {
+        // Only the head is sent: the answer comes at once, not at the request's deadline,
+        // and no `100 Continue` invites the body.
+        let t = std::time::Instant::now();
+        let r = common::request(
+            d.addr,
+            &format!(
+                "POST {target} HTTP/1.1\r\nHost: x\r\n{expect}Content-Length: 99999999999\r\n\r\n"
+            ),
+        );
+        assert_eq!(
+            (r.status, r.detail().as_str()),
+            (413, "the request body exceeds 9437184 bytes"),
+            "{target} {expect}"
+        );
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            t.elapsed()
+        );
+    }
 }

@@ -193,3 +193,147 @@ fn a_corrupt_chunk_is_refused_where_it_is_decoded() {
     let m = d.get("/metrics").text();
     assert!(!m.contains("status=\"500\""), "{m}");
 }
+
+/// `bytes` with the first occurrence of `from` (after the frame's fixed header) replaced
+/// by `to`, of the same length.
+fn patched(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    assert_eq!(from.len(), to.len());
+    let at = 87
+        + bytes[87..]
+            .windows(from.len())
+            .position(|w| w == from)
+            .expect("the bytes to patch");
+    let mut out = bytes.to_vec();
+    out[at..at + to.len()].copy_from_slice(to);
+    out
+}
+
+#[test]
+fn a_b2nd_metalayer_that_disagrees_with_its_frame_is_damage_not_an_internal_error() {
+    let root = data_root();
+    let r = root.path();
+    let good = std::fs::read(r.join("grid.b2nd")).unwrap();
+    let i64be = |v: i64| {
+        let mut b = vec![0xd3];
+        b.extend_from_slice(&v.to_be_bytes());
+        b
+    };
+    let i32be = |v: i32| {
+        let mut b = vec![0xd2];
+        b.extend_from_slice(&v.to_be_bytes());
+        b
+    };
+    // The shape's first axis (200) made 400, -200 and 2^62; the first chunkshape axis (64)
+    // made 0 and 2^31 - 1.
+    let cases = [
+        ("taller.b2nd", patched(&good, &i64be(200), &i64be(400)),
+         "the dataset is damaged: the b2nd metalayer: invalid parameter: chunks in the store (those of the array): 12 given, 21 expected"),
+        ("negative.b2nd", patched(&good, &i64be(200), &i64be(-200)),
+         "the dataset is damaged: the b2nd metalayer: invalid parameter: b2nd: dimension 0 has shape -200, chunkshape 64, blockshape 16 (need shape >= 0 and 1 <= blockshape <= chunkshape, or 0 for an empty dimension)"),
+        ("huge.b2nd", patched(&good, &i64be(200), &i64be(1 << 62)),
+         "the dataset is damaged: the b2nd metalayer: invalid parameter: b2nd: the item count overflows"),
+        ("nochunk.b2nd", patched(&good, &i32be(64), &i32be(0)),
+         "the dataset is damaged: the b2nd metalayer: invalid parameter: b2nd: dimension 0 has shape 200, chunkshape 0, blockshape 16 (need shape >= 0 and 1 <= blockshape <= chunkshape, or 0 for an empty dimension)"),
+        ("bigchunk.b2nd", patched(&good, &i32be(64), &i32be(i32::MAX)),
+         "the dataset is damaged: the b2nd metalayer: 858993459200 bytes exceed the Blosc2 chunk limit of 2147483615 bytes"),
+    ];
+    for (name, bytes, _) in &cases {
+        std::fs::write(r.join(name), bytes).unwrap();
+    }
+    let d = Daemon::start(&["--root", &format!("@public={}", r.display())]);
+    for (name, _, detail) in &cases {
+        let answers = every_route(&d, name);
+        assert_eq!(answers.len(), 13);
+        for (asked, resp) in answers {
+            assert_damaged(&asked, &resp, detail, r);
+        }
+    }
+    check_others(&d);
+    let m = d.get("/metrics").text();
+    assert!(!m.contains("status=\"500\""), "{m}");
+}
+
+#[test]
+fn a_dtype_that_does_not_describe_the_items_refuses_what_decodes_them() {
+    let root = data_root();
+    let r = root.path();
+    let good = std::fs::read(r.join("grid.b2nd")).unwrap();
+    // `<f4` made `|u1` (1-byte items over the frame's 4-byte ones) and `!f4` (no dtype).
+    std::fs::write(r.join("narrow.b2nd"), patched(&good, b"<f4", b"|u1")).unwrap();
+    std::fs::write(r.join("nonsense.b2nd"), patched(&good, b"<f4", b"!f4")).unwrap();
+    let d = Daemon::start(&["--root", &format!("@public={}", r.display())]);
+    for (name, bytes, detail) in [
+        (
+            "narrow.b2nd",
+            patched(&good, b"<f4", b"|u1"),
+            "the dataset is damaged: its dtype \"|u1\" has 1-byte items, its frame 4-byte items",
+        ),
+        (
+            "nonsense.b2nd",
+            patched(&good, b"<f4", b"!f4"),
+            "the dataset is damaged: its dtype: invalid parameter: dtype \"!f4\": unknown kind '!'",
+        ),
+    ] {
+        for (asked, resp) in every_route(&d, name) {
+            // What reads items as the dtype says is refused; stored bytes, chunks and
+            // metadata are served as they are.
+            if asked.contains("slice") || asked.starts_with("POST /api/fetch") {
+                assert_damaged(&asked, &resp, detail, r);
+                continue;
+            }
+            assert_eq!(resp.status, 200, "{asked}: {}", resp.text());
+            if asked.contains("/raw/")
+                || asked.contains("/download/")
+                || asked.ends_with(name) && asked.contains("/fetch/")
+            {
+                assert!(resp.body == bytes, "{asked}: not the stored file");
+            }
+        }
+    }
+    check_others(&d);
+    let m = d.get("/metrics").text();
+    assert!(!m.contains("status=\"500\""), "{m}");
+}
+
+#[test]
+fn a_sparse_frame_missing_a_chunk_file_is_damaged_where_that_chunk_is_read() {
+    let root = data_root();
+    let r = root.path();
+    let params = strata::ndarray::ArrayParams::from_dtype(&[40], "<f4")
+        .unwrap()
+        .with_chunkshape(&[10])
+        .with_blockshape(&[5]);
+    strata::ndarray::NdArray::from_buffer(
+        &params,
+        &strata::ndarray::Location::Dir(r.join("holes.b2nd")),
+        &common::f32_items(40),
+    )
+    .unwrap()
+    .close()
+    .unwrap();
+    std::fs::remove_file(r.join("holes.b2nd/00000002.chunk")).unwrap();
+    let d = Daemon::start(&["--root", &format!("@public={}", r.display())]);
+    let detail = "the dataset is damaged: the chunk file 00000002.chunk is missing";
+    for t in [
+        "/api/fetch/@public/holes.b2nd",
+        "/api/download/@public/holes.b2nd",
+        "/api/fetch/@public/holes.b2nd?slice_=15:25",
+        "/api/chunk/@public/holes.b2nd?nchunk=2",
+        "/v1/chunk/@public/holes.b2nd/2",
+        "/v1/slice/@public/holes.b2nd?sel=20",
+    ] {
+        assert_damaged(t, &d.get(t), detail, r);
+    }
+    assert_damaged(
+        "chunks",
+        &post(&d, "/v1/chunks/@public/holes.b2nd", "[1,2]"),
+        detail,
+        r,
+    );
+    // The chunks that are there are served.
+    let s = d.get("/v1/slice/@public/holes.b2nd?sel=30:33");
+    assert_eq!((s.status, floats(&s.body)), (200, vec![15.0, 15.5, 16.0]));
+    assert_eq!(d.get("/api/info/@public/holes.b2nd").status, 200);
+    let m = d.get("/metrics").text();
+    assert!(!m.contains("status=\"500\""), "{m}");
+}

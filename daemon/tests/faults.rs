@@ -487,3 +487,59 @@ fn files_replaced_under_small_caches_are_never_served_stale_or_mixed() {
     );
     assert!(d.metric("stratad_cache_evictions_total ") > 0.0);
 }
+
+/// A sparse frame of 40 `<f4` items (chunks of 10) at `dir`, item `i` worth `i * 0.5 + base`.
+fn make_sparse(dir: &std::path::Path, base: f32) {
+    let params = strata::ndarray::ArrayParams::from_dtype(&[40], "<f4")
+        .unwrap()
+        .with_chunkshape(&[10])
+        .with_blockshape(&[5]);
+    let data: Vec<u8> = (0..40)
+        .flat_map(|i| (i as f32 * 0.5 + base).to_le_bytes())
+        .collect();
+    NdArray::from_buffer(
+        &params,
+        &strata::ndarray::Location::Dir(dir.to_path_buf()),
+        &data,
+    )
+    .unwrap()
+    .close()
+    .unwrap();
+}
+
+#[test]
+fn a_sparse_chunk_file_replaced_by_a_symlink_out_of_the_root_after_it_was_served_is_not_read() {
+    let root = data_root();
+    let outside = tempfile::tempdir().unwrap();
+    let r = root.path();
+    make_sparse(&r.join("sp.b2nd"), 0.0);
+    // A secret outside the root, shaped like a chunk of the dataset (so that it decodes).
+    make_sparse(&outside.path().join("secret.b2nd"), 1000.0);
+    let secret = std::fs::read(outside.path().join("secret.b2nd/00000001.chunk")).unwrap();
+    let d = serve(r);
+    // The dataset is opened and its handle kept.
+    let s = d.get("/v1/slice/@public/sp.b2nd?sel=0:2");
+    assert_eq!((s.status, floats(&s.body)), (200, vec![0.0, 0.5]));
+    assert_eq!(d.get("/api/chunk/@public/sp.b2nd?nchunk=0").status, 200);
+    // Chunk 1's file replaced by a symlink to the secret.
+    let chunk1 = r.join("sp.b2nd/00000001.chunk");
+    std::fs::remove_file(&chunk1).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret.b2nd/00000001.chunk"), &chunk1).unwrap();
+    for t in [
+        "/api/chunk/@public/sp.b2nd?nchunk=1",
+        "/v1/chunk/@public/sp.b2nd/1",
+        "/v1/slice/@public/sp.b2nd?sel=10:12",
+        "/api/fetch/@public/sp.b2nd?slice_=10:12",
+        "/api/download/@public/sp.b2nd",
+    ] {
+        let a = d.get(t);
+        assert_eq!((a.status, a.detail().as_str()), (404, "Not Found"), "{t}");
+        assert!(!a.body.windows(secret.len()).any(|w| w == secret), "{t}");
+    }
+    // Put back as a regular file, it is served again.
+    std::fs::remove_file(&chunk1).unwrap();
+    make_sparse(&outside.path().join("again.b2nd"), 0.0);
+    std::fs::copy(outside.path().join("again.b2nd/00000001.chunk"), &chunk1).unwrap();
+    let s = d.get("/v1/slice/@public/sp.b2nd?sel=10:12");
+    assert_eq!((s.status, floats(&s.body)), (200, vec![5.0, 5.5]));
+}

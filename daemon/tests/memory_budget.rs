@@ -140,3 +140,87 @@ fn concurrent_large_slices_are_refused_or_served_whole() {
     assert_eq!(r.status, 200);
     assert!(r.body == *want);
 }
+
+/// Rows 0, 8, …, 248 of `big.b2nd`, all columns, as `indices`: 32 points in one chunk row,
+/// read as one box of rows 0..249 (996,000 bytes) around an answer of 128,000 bytes.
+fn spaced_rows() -> (String, Vec<u8>) {
+    let rows: Vec<usize> = (0..32).map(|i| i * 8).collect();
+    let key = format!(
+        "[{}],null",
+        rows.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let all = f32_items(1_000_000);
+    let want = rows
+        .iter()
+        .flat_map(|&r| all[r * 4000..(r + 1) * 4000].to_vec())
+        .collect();
+    (
+        format!("/api/fetch/@public/big.b2nd?indices=%5B{key}%5D"),
+        want,
+    )
+}
+
+fn values(body: Vec<u8>) -> Vec<u8> {
+    let a = strata::ndarray::NdArray::from_cframe(body).unwrap();
+    assert_eq!(a.shape(), [32, 1000]);
+    a.to_vec().unwrap()
+}
+
+#[test]
+fn the_box_read_around_scattered_points_is_charged_or_done_without() {
+    let (_root, d) = start();
+    let (target, want) = spaced_rows();
+    let r = d.get(&target);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(values(r.body) == want);
+    // The box was held beside the answer's own bytes: 128,000 + 996,000 at the peak (the
+    // compressed frame after it takes 128,000 + 256,000).
+    assert_eq!(d.metric("stratad_answer_bytes_peak "), 1_124_000.0);
+    d.metric_settles_at("stratad_answer_bytes ", 0.0);
+    // With 5,200,000 bytes held by clients that read nothing, the box does not fit in the
+    // 6 MiB budget: the points are read one by one, and the answer is the same.
+    let stalled = [
+        send(&d, WHOLE),
+        send(&d, "/v1/slice/@public/big.b2nd?sel=0:250"),
+        send(&d, "/v1/slice/@public/big.b2nd?sel=0:50"),
+    ];
+    d.metric_settles_at("stratad_answer_bytes ", 5_200_000.0);
+    let r = d.get(&target);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(values(r.body) == want);
+    assert_eq!(d.metric("stratad_refused_total{reason=\"memory\"}"), 0.0);
+    drop(stalled);
+    d.metric_settles_at("stratad_answer_bytes ", 0.0);
+}
+
+#[test]
+fn a_streamed_stored_file_holds_the_piece_it_has_read_until_it_is_sent() {
+    let root = tempfile::tempdir().unwrap();
+    let p = root.path().join("noise.b2nd");
+    common::make_noise(&p, &[1536, 2048], &[512, 512], &[64, 128]);
+    let bytes = std::fs::read(&p).unwrap();
+    assert!(bytes.len() > 6 << 20, "{} bytes", bytes.len());
+    let d = Daemon::start(&[
+        "--root",
+        &format!("@public={}", root.path().display()),
+        "--memory-budget",
+        "6M",
+    ]);
+    let raw = "/v1/raw/@public/noise.b2nd";
+    // Six clients that read nothing hold one 1 MiB piece each: the whole budget.
+    let stalled: Vec<TcpStream> = (0..6).map(|_| send(&d, raw)).collect();
+    d.metric_settles_at("stratad_answer_bytes ", 6.0 * 1_048_576.0);
+    assert_busy(&d.get(raw));
+    assert_busy(&d.get("/api/fetch/@public/noise.b2nd"));
+    // A range that fits in one small read is refused too, its bytes have no room either.
+    assert_busy(&d.get_with(raw, "Range: bytes=0-99\r\n"));
+    drop(stalled);
+    d.metric_settles_at("stratad_answer_bytes ", 0.0);
+    let r = d.get(raw);
+    assert_eq!(r.status, 200);
+    assert!(r.body == bytes, "the file differs");
+    d.metric_settles_at("stratad_answer_bytes ", 0.0);
+}

@@ -147,6 +147,12 @@ fn raw_file_with_head_ranges_and_validators() {
     assert_eq!(r.status, 206);
     let r = d.get_with(u, "Range: bytes=0-3\r\nIf-Range: \"stale\"\r\n");
     assert_eq!((r.status, r.body.len()), (200, n));
+    // An If-Range that is not even text matches nothing: the whole file.
+    let mut raw =
+        format!("GET {u} HTTP/1.1\r\nHost: x\r\nRange: bytes=0-3\r\nIf-Range: ").into_bytes();
+    raw.extend_from_slice(b"\xff\xfe\r\nConnection: close\r\n\r\n");
+    let r = common::request_bytes(d.addr, &raw);
+    assert_eq!((r.status, r.body.len()), (200, n));
     let lm = full.header("last-modified").unwrap();
     let r = d.get_with(u, &format!("Range: bytes=0-3\r\nIf-Range: {lm}\r\n"));
     assert_eq!(r.status, 206);

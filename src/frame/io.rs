@@ -248,18 +248,29 @@ fn not_regular(path: &Path, kind: FileType) -> Error {
     )
 }
 
-/// Opens the regular file `path` (following symbolic links); `create` makes a missing one.
-/// A FIFO is opened without waiting for its writer (O_NONBLOCK, which regular files ignore)
-/// and, as any other non-regular file, refused.
-fn open_regular(path: &Path, write: bool, create: bool) -> Result<File> {
+/// Opens the regular file `path`, following a symbolic link in its last component only when
+/// `follow`; `create` makes a missing one. A FIFO is opened without waiting for its writer
+/// (O_NONBLOCK, which regular files ignore) and, as any other non-regular file (a symbolic
+/// link not followed included), refused.
+fn open_regular(path: &Path, write: bool, create: bool, follow: bool) -> Result<File> {
+    let flags = if follow {
+        libc::O_NONBLOCK
+    } else {
+        libc::O_NONBLOCK | libc::O_NOFOLLOW
+    };
     let file = OpenOptions::new()
         .read(true)
         .write(write)
         .create(create)
         .truncate(false)
-        .custom_flags(libc::O_NONBLOCK)
+        .custom_flags(flags)
         .open(path)
-        .map_err(|e| io_err(path, IoOp::Open, e))?;
+        .map_err(|e| match fs::symlink_metadata(path) {
+            Ok(m) if !follow && e.raw_os_error() == Some(libc::ELOOP) => {
+                not_regular(path, m.file_type())
+            }
+            _ => io_err(path, IoOp::Open, e),
+        })?;
     let kind = file
         .metadata()
         .map_err(|e| io_err(path, IoOp::Open, e))?
@@ -363,7 +374,7 @@ impl FileIo {
         if writable && fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
             path = fs::canonicalize(&path).map_err(|e| io_err(&path, IoOp::Open, e))?;
         }
-        let file = open_regular(&path, writable, false)?;
+        let file = open_regular(&path, writable, false, true)?;
         let identity = file.metadata().ok().map(|m| FileIdentity::of(&m));
         Ok(FileIo {
             path,
@@ -461,7 +472,7 @@ impl FrameIo for FileIo {
         self.check_write(obj)?;
         replace_file(&self.path, parts, durable)?;
         // The name now refers to the new file: reopen it.
-        self.file = open_regular(&self.path, true, false)?;
+        self.file = open_regular(&self.path, true, false, true)?;
         Ok(())
     }
 
@@ -492,7 +503,9 @@ pub fn is_url(s: &str) -> bool {
 /// The name of the index file of a sparse frame.
 pub const SFRAME_INDEX: &str = "chunks.b2frame";
 
-/// A sparse frame: a directory holding `chunks.b2frame` and `%08X.chunk` files.
+/// A sparse frame: a directory holding `chunks.b2frame` and `%08X.chunk` files. Its chunk
+/// files are opened without following a symbolic link in their name: one there is refused
+/// as not a regular file.
 #[derive(Debug)]
 pub struct DirIo {
     dir: PathBuf,
@@ -584,7 +597,10 @@ impl DirIo {
                 "opened read-only",
             ));
         }
-        let f = open_regular(&path, write, write)?;
+        // The library writes a sparse frame's files by renaming them into place, never as
+        // symbolic links: one found there is refused, not read through (a reader serving
+        // the directory must not leave it).
+        let f = open_regular(&path, write, write, false)?;
         Ok((path, f))
     }
 }
@@ -597,7 +613,7 @@ impl FrameIo for DirIo {
 
     fn len(&self, obj: Obj) -> Result<u64> {
         let path = self.file(obj);
-        let m = fs::metadata(&path).map_err(|e| io_err(&path, IoOp::Open, e))?;
+        let m = fs::symlink_metadata(&path).map_err(|e| io_err(&path, IoOp::Open, e))?;
         if !m.is_file() {
             return Err(not_regular(&path, m.file_type()));
         }
