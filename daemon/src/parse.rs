@@ -228,16 +228,23 @@ pub enum Ranges {
     Unsatisfiable,
     /// More spans than allowed.
     TooMany,
-    /// Not `bytes=` followed by spans (RFC 9110 §14.2).
+    /// A range unit other than `bytes`: the header is ignored and the whole body sent
+    /// (RFC 9110 §14.2: an origin server must ignore units it does not understand).
+    OtherUnit,
+    /// `bytes=` not followed by valid spans (RFC 9110 §14.2).
     Malformed,
 }
 
 /// Parses a `Range` header against a body of `len` bytes, with at most `max` spans.
 #[must_use]
 pub fn range(header: &str, len: u64, max: usize) -> Ranges {
-    let Some(spec) = header.trim().strip_prefix("bytes=") else {
+    let Some((unit, spec)) = header.trim().split_once('=') else {
         return Ranges::Malformed;
     };
+    // Range unit names are case-insensitive (RFC 9110 §14.1).
+    if !unit.trim().eq_ignore_ascii_case("bytes") {
+        return Ranges::OtherUnit;
+    }
     let mut spans: Vec<(u64, u64)> = Vec::new();
     let mut asked = 0usize;
     for part in spec.split(',') {
@@ -457,10 +464,14 @@ mod tests {
         assert_eq!(range("bytes=99999999-", 5271, 64), Ranges::Unsatisfiable);
         assert_eq!(range("bytes=-0", 10, 64), Ranges::Unsatisfiable);
         assert_eq!(range("bytes=0-1,2-3,4-5", 10, 2), Ranges::TooMany);
+        assert_eq!(range("BYTES=0-1", 10, 64), Ranges::Spans(vec![(0, 1)]));
+        assert_eq!(range("Bytes = 2-3", 10, 64), Ranges::Spans(vec![(2, 3)]));
+        assert_eq!(range("items=0-1", 10, 64), Ranges::OtherUnit);
+        assert_eq!(range("=0-1", 10, 64), Ranges::OtherUnit);
         for bad in [
             "",
+            "bytes",
             "bytes=",
-            "items=0-1",
             "bytes=a-b",
             "bytes=5-2",
             "bytes=-",

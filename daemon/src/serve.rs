@@ -239,6 +239,7 @@ pub async fn stored(
         Some(r) if if_range_holds(headers, ds) => {
             match range(&r, total, app.config.limits.ranges) {
                 Ranges::Spans(s) => Some(s),
+                Ranges::OtherUnit => None,
                 Ranges::Unsatisfiable => {
                     return Err(ApiError::range(
                         "the range is outside the file",

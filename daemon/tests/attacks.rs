@@ -291,6 +291,12 @@ fn path_and_request_attacks_get_exact_statuses() {
         ("malformed Range", "Range: bytes=abc\r\n".into(), 400),
         ("reversed Range", "Range: bytes=9-2\r\n".into(), 400),
         (
+            "unknown Range unit is ignored",
+            "Range: items=0-1\r\n".into(),
+            200,
+        ),
+        ("Range unit in capitals", "Range: BYTES=0-1\r\n".into(), 206),
+        (
             "unsatisfiable Range",
             "Range: bytes=99999999-\r\n".into(),
             416,
