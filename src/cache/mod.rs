@@ -6,7 +6,8 @@
 //!   capacity, at most [`SHARDS`]), each its own lock, evicting by CLOCK (second chance: a block read since the hand last passed is
 //!   kept one more round). Loads are single-flight: readers missing the same block at once
 //!   wait for the one that decompresses it ([`BlockCache::get_or_load`]).
-//! * [`BlockKey`]: dataset version, chunk number, block number.
+//! * [`BlockKey`]: dataset version, chunk number, block number; hashed by a seeded
+//!   multiply-mix, not SipHash (`hash`: every cached read hashes one key per block it touches).
 //! * [`DatasetVersion`]: what names one state of a dataset: the file's identity (device,
 //!   inode, size, modification and change times, taken from the open descriptor) and the
 //!   frame's state (its header, metalayers and vlmetalayers, its chunk count). A file
@@ -30,9 +31,12 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod hash;
+
 use crate::error::Result;
 pub use crate::frame::FileIdentity;
 use crate::schunk::SChunk;
+use hash::KeyHashes;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::ops::Deref;
@@ -188,14 +192,14 @@ struct Slot {
     referenced: bool,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Shard {
-    index: HashMap<BlockKey, usize>,
+    index: HashMap<BlockKey, usize, KeyHashes>,
     slots: Vec<Option<Slot>>,
     free: Vec<usize>,
     hand: usize,
     bytes: u64,
-    loading: HashMap<BlockKey, Arc<Pending>>,
+    loading: HashMap<BlockKey, Arc<Pending>, KeyHashes>,
 }
 
 fn cost(len: usize) -> u64 {
@@ -203,6 +207,17 @@ fn cost(len: usize) -> u64 {
 }
 
 impl Shard {
+    fn new(hashes: KeyHashes) -> Shard {
+        Shard {
+            index: HashMap::with_hasher(hashes),
+            slots: Vec::new(),
+            free: Vec::new(),
+            hand: 0,
+            bytes: 0,
+            loading: HashMap::with_hasher(hashes),
+        }
+    }
+
     fn get(&mut self, key: &BlockKey) -> Option<Arc<Vec<u8>>> {
         let &i = self.index.get(key)?;
         let slot = self.slots[i].as_mut()?;
@@ -261,7 +276,7 @@ impl Shard {
 pub struct BlockCache {
     shards: Box<[Mutex<Shard>]>,
     capacity: u64,
-    hasher: std::collections::hash_map::RandomState,
+    hashes: KeyHashes,
     hits: AtomicU64,
     misses: AtomicU64,
     coalesced: AtomicU64,
@@ -293,10 +308,11 @@ impl BlockCache {
     #[must_use]
     pub fn new(capacity: u64) -> BlockCache {
         let n = (capacity / SHARD_BYTES).clamp(1, SHARDS as u64) as usize;
+        let hashes = KeyHashes::random();
         BlockCache {
-            shards: (0..n).map(|_| Mutex::new(Shard::default())).collect(),
+            shards: (0..n).map(|_| Mutex::new(Shard::new(hashes))).collect(),
             capacity,
-            hasher: std::collections::hash_map::RandomState::new(),
+            hashes,
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             coalesced: AtomicU64::new(0),
@@ -312,7 +328,10 @@ impl BlockCache {
     }
 
     fn shard(&self, key: &BlockKey) -> &Mutex<Shard> {
-        &self.shards[(self.hasher.hash_one(key) as usize) % self.shards.len()]
+        // Bits the shard's maps hardly use (they take the low bits for the bucket, the top
+        // ones for the tag), so that keys of one shard still spread over its buckets.
+        let h = self.hashes.hash_one(key) >> 40;
+        &self.shards[(h as usize) % self.shards.len()]
     }
 
     fn shard_limit(&self) -> u64 {

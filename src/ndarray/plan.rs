@@ -20,7 +20,7 @@ use crate::error::{to_i64, Error, Expected, Result};
 use std::ops::Range;
 
 /// The selected indices of one dimension that fall into one block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Segment {
     /// Chunk coordinate along this dimension.
     pub chunk: usize,
@@ -161,6 +161,7 @@ impl SlicePlan {
             .collect();
         ChunkPlan {
             plan: self,
+            index: t,
             nblocks: counts.iter().product(),
             groups,
             counts,
@@ -219,6 +220,8 @@ impl SlicePlan {
 #[derive(Debug, Clone)]
 pub struct ChunkPlan<'p> {
     plan: &'p SlicePlan,
+    /// Its place among the plan's touched chunks.
+    index: usize,
     groups: Vec<usize>,
     counts: Vec<usize>,
     nblocks: usize,
@@ -226,6 +229,12 @@ pub struct ChunkPlan<'p> {
 }
 
 impl ChunkPlan<'_> {
+    /// Whether this is touched chunk `t` of `plan` ([`SlicePlan::chunk`]).
+    #[must_use]
+    pub fn is(&self, plan: &SlicePlan, t: usize) -> bool {
+        std::ptr::eq(self.plan, plan) && self.index == t
+    }
+
     /// The chunk's number in the array.
     #[must_use]
     pub fn nchunk(&self) -> usize {
@@ -258,18 +267,50 @@ impl ChunkPlan<'_> {
     /// The `k`-th touched block (`k < nblocks()`), in C order of the chunk's block grid.
     #[must_use]
     pub fn block(&self, k: usize) -> BlockPlan {
-        let local = unravel(k, &self.counts);
-        let segments: Vec<Segment> = local
-            .iter()
-            .zip(&self.groups)
-            .zip(&self.plan.dims)
-            .map(|((&l, &g), d)| d.segments[d.groups[g].segments.start + l])
-            .collect();
-        let coords: Vec<usize> = segments.iter().map(|s| s.block).collect();
-        BlockPlan {
-            nblock: ravel(&coords, &self.plan.block_grid),
-            segments,
+        let mut b = BlockPlan {
+            nblock: 0,
+            segments: Vec::with_capacity(self.counts.len()),
+        };
+        self.block_into(k, &mut b);
+        b
+    }
+
+    /// [`ChunkPlan::block`] into `b`, reusing its segments' buffer.
+    pub fn block_into(&self, k: usize, b: &mut BlockPlan) {
+        b.segments.clear();
+        b.segments.resize(self.counts.len(), Segment::default());
+        // Unravel `k` over the counts and ravel the blocks' coordinates over the block grid,
+        // from the last dimension.
+        let (mut rest, mut nblock, mut stride) = (k, 0, 1);
+        for (d, dim) in self.plan.dims.iter().enumerate().rev() {
+            let n = self.counts[d];
+            let seg = dim.segments[dim.groups[self.groups[d]].segments.start + rest % n];
+            rest /= n;
+            nblock += seg.block * stride;
+            stride *= self.plan.block_grid[d];
+            b.segments[d] = seg;
         }
+        b.nblock = nblock;
+    }
+
+    /// The number in the chunk of its `k`-th touched block (`k < nblocks()`): that of
+    /// [`ChunkPlan::block`], without its segments.
+    #[must_use]
+    pub fn block_number(&self, k: usize) -> usize {
+        let (mut rest, mut nblock, mut stride) = (k, 0, 1);
+        for (d, dim) in self.plan.dims.iter().enumerate().rev() {
+            let n = self.counts[d];
+            let seg = &dim.segments[dim.groups[self.groups[d]].segments.start + rest % n];
+            rest /= n;
+            nblock += seg.block * stride;
+            stride *= self.plan.block_grid[d];
+        }
+        nblock
+    }
+
+    /// The numbers of its touched blocks, in C order.
+    pub fn block_numbers(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.nblocks).map(|k| self.block_number(k))
     }
 
     /// Touched blocks, in C order.
@@ -279,7 +320,7 @@ impl ChunkPlan<'_> {
 }
 
 /// One touched block: its number in the chunk and its run along each dimension.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BlockPlan {
     /// The block's number in its chunk.
     pub nblock: usize,
@@ -452,6 +493,38 @@ mod tests {
         assert!(!plan.chunk(0).covered());
         assert!(plan.chunk(0).block(0).covered());
         assert!(!plan.chunk(0).block(2).covered());
+    }
+
+    #[test]
+    fn block_numbers_are_those_of_the_block_plans() {
+        let g = geom(&[9, 7, 8], &[4, 7, 6], &[3, 2, 4]);
+        for slices in [
+            vec![Slice::FULL],
+            vec![Slice::index(5)],
+            vec![Slice::FULL, Slice::index(3)],
+            vec![Slice::new(None, None, -2), Slice::FULL, Slice::index(7)],
+        ] {
+            let sel = Selection::new(g.shape(), &slices).unwrap();
+            let plan = SlicePlan::new(&g, &sel).unwrap();
+            let mut reused = plan.chunk(0).block(0);
+            for c in plan.chunks() {
+                let numbers: Vec<usize> = c.block_numbers().collect();
+                let plans: Vec<BlockPlan> = c.blocks().collect();
+                assert_eq!(numbers, plans.iter().map(|b| b.nblock).collect::<Vec<_>>());
+                for (k, b) in plans.iter().enumerate() {
+                    c.block_into(k, &mut reused);
+                    assert_eq!(&reused, b);
+                }
+            }
+        }
+        // chunk 1 of the full selection: blocks (0..2, 0..4, 0..2) of a 2 x 4 x 2 grid
+        let plan = SlicePlan::new(&g, &Selection::full(g.shape())).unwrap();
+        let c = plan.chunk(1);
+        assert_eq!(c.block_counts(), [2, 4, 1]);
+        assert_eq!(
+            c.block_numbers().collect::<Vec<_>>(),
+            [0, 2, 4, 6, 8, 10, 12, 14]
+        );
     }
 
     #[test]

@@ -13,8 +13,9 @@
 //! Model: zarrs `zarrs_codec/src/array_bytes_fixed_disjoint_view.rs`.
 
 use super::geometry::{c_strides, checked_prod};
-use super::plan::{BlockPlan, SlicePlan};
+use super::plan::{BlockPlan, ChunkPlan, SlicePlan};
 use crate::error::{Error, Expected, Result};
+use crate::format::b2nd::MAX_DIM;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -45,10 +46,15 @@ impl<'a> DisjointView<'a> {
     ///
     /// # Errors
     /// [`Error::DestinationTooSmall`] if `buf` is shorter; [`Error::OutOfRange`] if
-    /// `typesize` is 0; [`Error::Overflow`] if the size overflows.
+    /// `typesize` is 0 or `shape` has more than [`MAX_DIM`] dimensions; [`Error::Overflow`]
+    /// if the size overflows.
     pub fn new(buf: &'a mut [u8], shape: &[usize], typesize: usize) -> Result<Self> {
         if typesize == 0 {
             return Err(Error::range("typesize", 0, Expected::AtLeast(1)));
+        }
+        if shape.len() > MAX_DIM {
+            let most = Expected::at_most(MAX_DIM);
+            return Err(Error::range("view dimensions", shape.len(), most));
         }
         let needed = checked_prod(shape)
             .and_then(|n| n.checked_mul(typesize))
@@ -108,10 +114,13 @@ impl<'a> DisjointView<'a> {
         }
         let origin = start.iter().zip(&self.strides).map(|(s, t)| s * t).sum();
         let row_len = counts.last().map_or(1, |&c| c) * self.typesize;
+        let mut box_counts = [0; MAX_DIM];
+        box_counts[..n].copy_from_slice(counts);
         Ok(BoxMut {
             view: self,
             origin,
-            counts: counts.to_vec(),
+            counts: box_counts,
+            ndim: n,
             row_len,
         })
     }
@@ -123,7 +132,10 @@ pub struct BoxMut<'v> {
     view: &'v DisjointView<'v>,
     /// Byte offset of the box's first item in the buffer.
     origin: usize,
-    counts: Vec<usize>,
+    /// The extent along each of the view's `ndim` dimensions (at most [`MAX_DIM`], checked
+    /// by [`DisjointView::new`]), kept inline: a read makes a box per task.
+    counts: [usize; MAX_DIM],
+    ndim: usize,
     /// Bytes of one innermost run of the box.
     row_len: usize,
 }
@@ -132,7 +144,7 @@ impl BoxMut<'_> {
     /// The box's extent, in items.
     #[must_use]
     pub fn counts(&self) -> &[usize] {
-        &self.counts
+        &self.counts[..self.ndim]
     }
 
     #[cfg(test)]
@@ -143,7 +155,7 @@ impl BoxMut<'_> {
     /// [`Error::Mismatch`] if `outer` has not one entry per dimension but the last;
     /// [`Error::InvalidIndex`] if it lies outside the box.
     pub fn row_mut(&mut self, outer: &[usize]) -> Result<&mut [u8]> {
-        let n = self.counts.len();
+        let n = self.ndim;
         let inner = n.saturating_sub(1);
         if outer.len() != inner {
             let what = "row coordinates (one per dimension but the last)";
@@ -179,7 +191,7 @@ impl BoxMut<'_> {
         steps: &[isize],
         mut f: impl FnMut(isize, &mut [u8]),
     ) -> Result<()> {
-        let outer = self.counts.len().saturating_sub(1);
+        let outer = self.ndim.saturating_sub(1);
         if steps.len() < outer {
             return Err(Error::range(
                 "steps (one per dimension of the box but the last)",
@@ -188,7 +200,7 @@ impl BoxMut<'_> {
             ));
         }
         let strides = &self.view.strides;
-        let mut idx = vec![0usize; outer];
+        let mut idx = [0usize; MAX_DIM];
         let (mut at, mut off) = (self.origin, base);
         loop {
             // SAFETY: `idx` stays inside the box (each entry below its count), so, as in
@@ -220,13 +232,13 @@ impl BoxMut<'_> {
     /// first dimension with more than one item, every dimension spans the whole view).
     pub fn contiguous_mut(&mut self) -> Option<&mut [u8]> {
         let mut seen_long = false;
-        for (&c, &s) in self.counts.iter().zip(&self.view.shape) {
+        for (&c, &s) in self.counts().iter().zip(&self.view.shape) {
             if seen_long && c != s {
                 return None;
             }
             seen_long |= c > 1;
         }
-        let len = self.counts.iter().product::<usize>() * self.view.typesize;
+        let len = self.counts().iter().product::<usize>() * self.view.typesize;
         // SAFETY: the items are contiguous (checked above), so the box is the byte range
         // `origin..origin + len`, inside the buffer (`subset` checked the box). Only this box
         // reaches those bytes (`subset`'s contract), and `&mut self` keeps this slice unique
@@ -306,25 +318,45 @@ impl<'a, 'p> SliceOutput<'a, 'p> {
         self.first[t.min(self.first.len() - 1)]
     }
 
-    /// Task `i`: the touched chunk `t` it belongs to, its blocks (in the chunk's block
-    /// order), and the box they fill in the output, for writing. Each block's part of the
-    /// box is its own box ([`BlockPlan::segments`]); along the view's last dimension the
-    /// parts follow each other.
+    /// The touched chunk (plan order) task `i` belongs to.
     ///
     /// # Errors
-    /// [`Error::InvalidIndex`] if there is no task `i` or it was handed out before.
-    pub fn task(&self, i: usize) -> Result<(usize, Vec<BlockPlan>, BoxMut<'_>)> {
+    /// [`Error::InvalidIndex`] if there is no task `i`.
+    pub fn task_chunk(&self, i: usize) -> Result<usize> {
         let ntasks = self.first[self.first.len() - 1];
         if i >= ntasks {
             return Err(Error::index("task", i, ntasks));
         }
+        // The chunk whose task range holds i: the last one starting at or before it.
+        Ok(self.first.partition_point(|&f| f <= i) - 1)
+    }
+
+    /// Task `i` of touched chunk `chunk` (the plan's [`SliceOutput::task_chunk`]): its blocks (in the chunk's block order, planned into
+    /// `plans`, whose buffers are reused from task to task), and the box they fill in the
+    /// output, for writing. Each block's part of the box is its own box
+    /// ([`BlockPlan::segments`]); along the view's last dimension the parts follow each
+    /// other.
+    ///
+    /// # Errors
+    /// [`Error::InvalidIndex`] if there is no task `i` or it was handed out before;
+    /// [`Error::Internal`] if `chunk` is not its touched chunk.
+    pub fn task<'b>(
+        &self,
+        i: usize,
+        chunk: &ChunkPlan<'_>,
+        plans: &'b mut Vec<BlockPlan>,
+    ) -> Result<Task<'_, 'b>> {
+        let t = self.task_chunk(i)?;
+        if !chunk.is(self.plan, t) {
+            return Err(Error::Internal {
+                what: "a task's blocks planned from another chunk",
+            });
+        }
+        let ntasks = self.first[self.first.len() - 1];
         let bit = 1u64 << (i % 64);
         if self.claimed[i / 64].fetch_or(bit, Ordering::Relaxed) & bit != 0 {
             return Err(Error::index("task (handed out before)", i, ntasks));
         }
-        // The chunk whose task range holds i: the last one starting at or before it.
-        let t = self.first.partition_point(|&f| f <= i) - 1;
-        let chunk = self.plan.chunk(t);
         let keep = self.view.shape.len();
         let along = chunk.block_counts()[keep - 1];
         let parts = along.div_ceil(self.group);
@@ -332,9 +364,17 @@ impl<'a, 'p> SliceOutput<'a, 'p> {
         let (row, part) = (j / parts, j % parts);
         let k0 = row * along + part * self.group;
         let k1 = (k0 + self.group).min((row + 1) * along);
-        let blocks: Vec<BlockPlan> = (k0..k1).map(|k| chunk.block(k)).collect();
-        let mut start: Vec<usize> = blocks[0].segments[..keep].iter().map(|s| s.out).collect();
-        let mut counts: Vec<usize> = blocks[0].segments[..keep].iter().map(|s| s.count).collect();
+        if plans.len() < k1 - k0 {
+            plans.resize_with(k1 - k0, BlockPlan::default);
+        }
+        let blocks = &mut plans[..k1 - k0];
+        for (b, k) in blocks.iter_mut().zip(k0..k1) {
+            chunk.block_into(k, b);
+        }
+        let (mut start, mut counts) = ([0; MAX_DIM], [0; MAX_DIM]);
+        for (d, s) in blocks[0].segments[..keep].iter().enumerate() {
+            (start[d], counts[d]) = (s.out, s.count);
+        }
         let last = keep - 1;
         start[last] = blocks
             .iter()
@@ -351,9 +391,24 @@ impl<'a, 'p> SliceOutput<'a, 'p> {
         // shape (less trailing dimensions of one item, where every box has one item), and
         // each task is handed out once (the claim bit above), so no two live boxes from this
         // output overlap.
-        let bx = unsafe { self.view.subset(&start, &counts) }?;
-        Ok((t, blocks, bx))
+        let bx = unsafe { self.view.subset(&start[..keep], &counts[..keep]) }?;
+        Ok(Task {
+            first_block: k0,
+            blocks,
+            bx,
+        })
     }
+}
+
+/// One task of a [`SliceOutput`] (see [`SliceOutput::task`]).
+#[derive(Debug)]
+pub struct Task<'v, 'b> {
+    /// The number of its first block in the chunk's block order ([`ChunkPlan::block`]).
+    pub first_block: usize,
+    /// Its blocks.
+    pub blocks: &'b [BlockPlan],
+    /// The box they fill.
+    pub bx: BoxMut<'v>,
 }
 
 #[cfg(test)]
@@ -491,8 +546,10 @@ mod tests {
         let out = SliceOutput::new(&mut buf, &plan, 1, 1).unwrap();
         let ntasks = out.first_task(plan.nchunks());
         let mut items = 0;
+        let mut plans = Vec::new();
         for i in 0..ntasks {
-            let (_, blocks, mut bx) = out.task(i).unwrap();
+            let chunk = plan.chunk(out.task_chunk(i).unwrap());
+            let Task { blocks, mut bx, .. } = out.task(i, &chunk, &mut plans).unwrap();
             assert_eq!(blocks.len(), 1);
             items += blocks[0]
                 .segments
@@ -506,8 +563,15 @@ mod tests {
             }
         }
         assert_eq!(items, 20);
-        assert_eq!(out.task(0).unwrap_err().code(), -33);
-        assert_eq!(out.task(ntasks).unwrap_err().code(), -33);
+        let c0 = plan.chunk(0);
+        assert_eq!(out.task(0, &c0, &mut plans).unwrap_err().code(), -33);
+        assert_eq!(out.task(ntasks, &c0, &mut plans).unwrap_err().code(), -33);
+        // blocks planned from another chunk than the task's are refused
+        let other = (0..ntasks)
+            .find(|&i| out.task_chunk(i).unwrap() != 0)
+            .unwrap();
+        let e = out.task(other, &c0, &mut plans).unwrap_err();
+        assert!(matches!(e, Error::Internal { .. }), "{e}");
         drop(out);
         // every output item written exactly once
         assert_eq!(buf, [1; 20]);
@@ -529,9 +593,18 @@ mod tests {
             let out = SliceOutput::new(&mut buf, &plan, 1, 2).unwrap();
             let ntasks = out.first_task(plan.nchunks());
             let mut nblocks = 0;
+            let mut plans = Vec::new();
             for i in 0..ntasks {
-                let (_, blocks, mut bx) = out.task(i).unwrap();
+                let c = plan.chunk(out.task_chunk(i).unwrap());
+                let Task {
+                    first_block,
+                    blocks,
+                    mut bx,
+                } = out.task(i, &c, &mut plans).unwrap();
                 assert!(!blocks.is_empty() && blocks.len() <= 2);
+                for (k, b) in blocks.iter().enumerate() {
+                    assert_eq!(b, &c.block(first_block + k));
+                }
                 nblocks += blocks.len();
                 let width: usize = blocks.iter().map(|b| b.segments[1].count).sum();
                 assert_eq!(bx.counts()[1], width);
@@ -544,7 +617,8 @@ mod tests {
             }
             let per_chunk: usize = plan.chunks().map(|c| c.nblocks()).sum();
             assert_eq!(nblocks, per_chunk);
-            assert_eq!(out.task(ntasks).unwrap_err().code(), -33);
+            let c0 = plan.chunk(0);
+            assert_eq!(out.task(ntasks, &c0, &mut plans).unwrap_err().code(), -33);
             drop(out);
             assert_eq!(buf, vec![1; 7 * cols], "{last:?}");
         }

@@ -19,7 +19,11 @@
 //! A read may go through a shared [`BlockCache`](crate::cache::BlockCache)
 //! ([`get_slice_cached`]): each touched block is looked up by (dataset version, chunk,
 //! block) and decompressed into the cache only when missing; a chunk whose touched blocks
-//! are all there is neither read nor parsed.
+//! are all there is neither read nor parsed, and its blocks are looked up once, together.
+//!
+//! The plan of each touched chunk is made once per batch; a task plans its blocks into
+//! buffers it keeps (with its decompression scratch and its row pieces) from one task to the
+//! next on its thread, so that a read allocates per chunk, not per block.
 //!
 //! **Writes** ([`set_slice`]): every touched chunk is rebuilt and compressed again, in parallel
 //! over chunks. A chunk the selection covers whole needs no decompression: each of its blocks

@@ -145,7 +145,8 @@ impl Drop for ImagePool {
 /// touched block already in the cache (then its bytes were not even read).
 enum Ready<'b> {
     Decoded(Prepared<'b>),
-    Held(Vec<(usize, Block)>),
+    /// The touched blocks, in the chunk's block order.
+    Held(Vec<Block>),
 }
 
 /// A touched chunk parsed for its block tasks.
@@ -179,17 +180,77 @@ impl Reader<'_> {
         let rt = self.ctx.runtime();
         let nt = self.dparams.nthreads;
         // Chunks whose touched blocks are all in the cache are neither read nor parsed.
-        let held: Vec<Option<Vec<(usize, Block)>>> = chunks
+        let held: Vec<Option<Vec<Block>>> = chunks
             .iter()
             .map(|c| self.held_blocks(c))
             .collect::<Result<_>>()?;
-        let mut images = ImagePool::take(chunks.len());
+        let fetched = held.iter().filter(|h| h.is_none()).count();
+        let mut images = ImagePool::take(if fetched > 0 { chunks.len() } else { 0 });
+        if fetched > 0 {
+            self.fetch_batch(source, &chunks, &held, &mut images.0)?;
+        }
+        Counters::add(&self.counters.chunks_read, fetched);
+        let mut decoded = if fetched > 0 {
+            rt.map_index(chunks.len(), nt, |i| match held[i] {
+                Some(_) => Ok(None),
+                None => self.prepare(&chunks[i], &images.0[i]).map(Some),
+            })?
+        } else {
+            Vec::new()
+        };
+        let preps: Vec<Ready<'_>> = held
+            .into_iter()
+            .enumerate()
+            .map(|(i, h)| match h {
+                Some(blocks) => Ok(Ready::Held(blocks)),
+                None => decoded
+                    .get_mut(i)
+                    .and_then(Option::take)
+                    .map(Ready::Decoded)
+                    .ok_or(Error::Internal {
+                        what: "a touched chunk was not prepared",
+                    }),
+            })
+            .collect::<Result<_>>()?;
+        let first = self.output.first_task(range.start);
+        let ntasks = self.output.first_task(range.end) - first;
+        let nblocks: usize = chunks.iter().map(ChunkPlan::nblocks).sum();
+        let nthreads = job_threads(rt, nt, nblocks.saturating_mul(self.geom.blocksize()));
+        rt.for_each_index_init(ntasks, nthreads, TaskScratch::default, |scratch, j| {
+            let TaskScratch { plans, bufs, copy } = scratch;
+            let t = self.output.task_chunk(first + j)?;
+            let k = t.checked_sub(range.start).filter(|&k| k < chunks.len());
+            let k = k.ok_or(Error::Internal {
+                what: "a task outside its batch",
+            })?;
+            let mut task = self.output.task(first + j, &chunks[k], plans)?;
+            match &preps[k] {
+                Ready::Decoded(prep) => {
+                    self.read_group(prep, task.blocks, &mut task.bx, bufs, copy)
+                }
+                Ready::Held(held) => {
+                    let held = held.get(task.first_block..).unwrap_or_default();
+                    self.read_held(held, task.blocks, &mut task.bx, copy)
+                }
+            }
+        })
+    }
+
+    /// Reads the touched chunks of `chunks` not `held` into `images` (one per chunk).
+    fn fetch_batch<S: ChunkSource + ?Sized>(
+        &self,
+        source: &S,
+        chunks: &[ChunkPlan<'_>],
+        held: &[Option<Vec<Block>>],
+        images: &mut [Vec<u8>],
+    ) -> Result<()> {
+        let (rt, nt) = (self.ctx.runtime(), self.dparams.nthreads);
         if source.batches_reads() {
             // A network store: the reads of every chunk handed over at once.
             let todo: Vec<usize> = (0..chunks.len()).filter(|&i| held[i].is_none()).collect();
             let blocks: Vec<Vec<usize>> = todo
                 .iter()
-                .map(|&i| chunks[i].blocks().map(|b| b.nblock).collect())
+                .map(|&i| chunks[i].block_numbers().collect())
                 .collect();
             let wants: Vec<(usize, &[usize])> = todo
                 .iter()
@@ -198,71 +259,45 @@ impl Reader<'_> {
                 .collect();
             let mut outs: Vec<Vec<u8>> = todo
                 .iter()
-                .map(|&i| std::mem::take(&mut images.0[i]))
+                .map(|&i| std::mem::take(&mut images[i]))
                 .collect();
             let r = source.chunk_blocks_many(&wants, &mut outs);
             for (&i, out) in todo.iter().zip(outs) {
-                images.0[i] = out;
+                images[i] = out;
             }
             self.counters.moved(r?);
             for &i in &todo {
-                self.whole_if_needed(source, &chunks[i], &mut images.0[i])?;
+                self.whole_if_needed(source, &chunks[i], &mut images[i])?;
             }
         } else {
-            rt.for_each_chunk_mut(&mut images.0, 1, nt, |i, image| match held[i] {
+            rt.for_each_chunk_mut(images, 1, nt, |i, image| match held[i] {
                 Some(_) => Ok(()),
                 None => self.fetch(source, &chunks[i], &mut image[0]),
             })?;
         }
-        let fetched = held.iter().filter(|h| h.is_none()).count();
-        Counters::add(&self.counters.chunks_read, fetched);
-        let decoded = rt.map_index(chunks.len(), nt, |i| match held[i] {
-            Some(_) => Ok(None),
-            None => self.prepare(&chunks[i], &images.0[i]).map(Some),
-        })?;
-        let preps: Vec<Ready<'_>> = decoded
-            .into_iter()
-            .zip(held)
-            .map(|(d, h)| match (d, h) {
-                (Some(p), _) => Ready::Decoded(p),
-                (None, h) => Ready::Held(h.unwrap_or_default()),
-            })
-            .collect();
-        let first = self.output.first_task(range.start);
-        let ntasks = self.output.first_task(range.end) - first;
-        let nblocks: usize = chunks.iter().map(ChunkPlan::nblocks).sum();
-        let nthreads = job_threads(rt, nt, nblocks.saturating_mul(self.geom.blocksize()));
-        rt.for_each_index_init(ntasks, nthreads, Vec::new, |scratch, j| {
-            let (t, blocks, mut bx) = self.output.task(first + j)?;
-            match &preps[t - range.start] {
-                Ready::Decoded(prep) => self.read_group(prep, &blocks, &mut bx, scratch),
-                Ready::Held(held) => self.read_held(held, &blocks, &mut bx),
-            }
-        })
+        Ok(())
     }
 
-    /// Every touched block of `chunk` from the cache, if all are there (none is counted
-    /// otherwise).
-    fn held_blocks(&self, chunk: &ChunkPlan<'_>) -> Result<Option<Vec<(usize, Block)>>> {
+    /// Every touched block of `chunk` from the cache, in the chunk's block order, if all are
+    /// there (none is counted otherwise).
+    fn held_blocks(&self, chunk: &ChunkPlan<'_>) -> Result<Option<Vec<Block>>> {
         let Some(c) = self.cached else {
             return Ok(None);
         };
+        let nchunk = chunk.nchunk() as u64;
         let keys = chunk
-            .blocks()
-            .map(|b| {
-                let nblock = u32::try_from(b.nblock).map_err(|_| cache_key(b.nblock))?;
+            .block_numbers()
+            .map(|nblock| {
+                let nblock = u32::try_from(nblock).map_err(|_| cache_key(nblock))?;
                 Ok(BlockKey {
                     dataset: c.dataset,
-                    nchunk: chunk.nchunk() as u64,
+                    nchunk,
                     nblock,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(c.cache
-            .get_all(&keys)
-            .map(|blocks| keys.iter().map(|k| k.nblock as usize).zip(blocks).collect()))
+        Ok(c.cache.get_all(&keys))
     }
-
     /// The bytes of touched chunk `chunk` that its blocks need, in `image`: a lazy chunk
     /// holding only the touched blocks when the source can make one, the whole chunk when its
     /// blocks are not the array's blocks (a chunk from another writer, decompressed whole).
@@ -272,7 +307,7 @@ impl Reader<'_> {
         chunk: &ChunkPlan<'_>,
         image: &mut Vec<u8>,
     ) -> Result<()> {
-        let nblocks: Vec<usize> = chunk.blocks().map(|b| b.nblock).collect();
+        let nblocks: Vec<usize> = chunk.block_numbers().collect();
         self.counters
             .moved(source.chunk_blocks(chunk.nchunk(), &nblocks, image)?);
         self.whole_if_needed(source, chunk, image)
@@ -313,7 +348,7 @@ impl Reader<'_> {
                 block0: None,
             });
         }
-        let other_blocks = chunk.nblocks() > 1 || chunk.block(0).nblock > 0;
+        let other_blocks = chunk.nblocks() > 1 || chunk.block_number(0) > 0;
         let block0 = if decoder.needs_block0() && other_blocks {
             let mut b = zeroed(geom.blocksize())?;
             decoder.decompress_block(0, &mut b, None)?;
@@ -374,26 +409,22 @@ impl Reader<'_> {
         Ok(b)
     }
 
-    /// Copies a group of blocks of a chunk all of whose touched blocks were in the cache.
+    /// Copies a group of blocks of a chunk all of whose touched blocks were in the cache:
+    /// `held` are the chunk's blocks from the group's first on.
     fn read_held(
         &self,
-        held: &[(usize, Block)],
+        held: &[Block],
         blocks: &[BlockPlan],
         bx: &mut BoxMut<'_>,
+        copy: &mut CopyScratch,
     ) -> Result<()> {
-        let srcs = blocks
-            .iter()
-            .map(|b| {
-                held.iter()
-                    .find(|(n, _)| *n == b.nblock)
-                    .map(|(_, blk)| (&blk[..], false))
-                    .ok_or(Error::Internal {
-                        what: "a block of the group was not held",
-                    })
-            })
-            .collect::<Result<Vec<_>>>()?;
+        if held.len() < blocks.len() {
+            return Err(Error::Internal {
+                what: "a block of the group was not held",
+            });
+        }
         Counters::add(&self.counters.blocks_from_cache, blocks.len());
-        self.copy_group(blocks, srcs, bx)
+        self.copy_group(blocks, |j| (&held[j][..], false), bx, copy)
     }
 
     /// Decompresses a group of blocks (or finds them decompressed) and copies their box into
@@ -404,7 +435,8 @@ impl Reader<'_> {
         prep: &Prepared<'_>,
         blocks: &[BlockPlan],
         bx: &mut BoxMut<'_>,
-        scratch: &mut Vec<u8>,
+        bufs: &mut BlockBufs,
+        copy: &mut CopyScratch,
     ) -> Result<()> {
         let bnb = self.geom.blocksize();
         let ts = self.geom.typesize();
@@ -420,14 +452,15 @@ impl Reader<'_> {
         let through_cache = self
             .cached
             .filter(|_| prep.whole.is_none() && prep.decoder.header.special == SpecialType::None);
-        let held: Vec<Block> = match through_cache {
-            Some(c) => blocks
-                .iter()
-                .map(|block| self.cached_block(c, prep, block.nblock))
-                .collect::<Result<_>>()?,
-            None => Vec::new(),
-        };
-        if let ([block], None) = (blocks, through_cache) {
+        if let Some(c) = through_cache {
+            bufs.held.clear();
+            for block in blocks {
+                bufs.held.push(self.cached_block(c, prep, block.nblock)?);
+            }
+            let held = &bufs.held;
+            return self.copy_group(blocks, |j| (&held[j][..], false), bx, copy);
+        }
+        if let [block] = blocks {
             if from_prep(block.nblock).is_none() && self.plan.contiguous(block) {
                 if let Some(dst) = bx.contiguous_mut() {
                     self.decode_block(prep, block.nblock, dst)?;
@@ -438,108 +471,106 @@ impl Reader<'_> {
                 }
             }
         }
-        let mut planes = Vec::with_capacity(blocks.len());
-        if through_cache.is_none() {
-            let need = blocks.len() * bnb;
-            if scratch.len() < need {
-                scratch.resize(need, 0);
+        let BlockBufs {
+            decoded, planes, ..
+        } = bufs;
+        planes.clear();
+        let need = blocks.len() * bnb;
+        if decoded.len() < need {
+            decoded.resize(need, 0);
+        }
+        let nitems = self.geom.block_nitems();
+        for (block, slot) in blocks.iter().zip(decoded.chunks_mut(bnb)) {
+            if from_prep(block.nblock).is_some() {
+                planes.push((bnb, false));
+                continue;
             }
-            let nitems = self.geom.block_nitems();
-            for (block, slot) in blocks.iter().zip(scratch.chunks_mut(bnb)) {
-                if from_prep(block.nblock).is_some() {
-                    planes.push((bnb, false));
+            Counters::add(&self.counters.blocks_decompressed, 1);
+            let picked: usize = block.segments.iter().map(|s| s.count).product();
+            // A block whose picked items all lie in its first items is decoded up to there
+            // only (see `Decoder::decompress_block_prefix`), its items gathered from byte
+            // planes when few of that prefix are picked.
+            let prefix = block_prefix(block, &self.sels, &self.block_strides, ts);
+            if prefix < nitems {
+                let sparse = picked.saturating_mul(SPARSE_PREFIX) <= prefix;
+                let cut =
+                    prep.decoder
+                        .decompress_block_prefix(block.nblock, prefix, sparse, slot)?;
+                if let Some(in_planes) = cut {
+                    Counters::add(&self.counters.blocks_partial, 1);
+                    planes.push((prefix * ts, in_planes));
                     continue;
                 }
-                Counters::add(&self.counters.blocks_decompressed, 1);
-                let picked: usize = block.segments.iter().map(|s| s.count).product();
-                // A block whose picked items all lie in its first items is decoded up to
-                // there only (see `Decoder::decompress_block_prefix`), its items gathered
-                // from byte planes when few of that prefix are picked.
-                let prefix = block_prefix(block, &self.sels, &self.block_strides, ts);
-                if prefix < nitems {
-                    let sparse = picked.saturating_mul(SPARSE_PREFIX) <= prefix;
-                    let cut =
-                        prep.decoder
-                            .decompress_block_prefix(block.nblock, prefix, sparse, slot)?;
-                    if let Some(in_planes) = cut {
-                        Counters::add(&self.counters.blocks_partial, 1);
-                        planes.push((prefix * ts, in_planes));
-                        continue;
-                    }
-                }
-                // A block of which few items are picked is left in byte planes when its only
-                // filter is shuffle: its items are gathered from the planes, rather than the
-                // whole block unshuffled for them.
-                let in_planes = picked.saturating_mul(SPARSE) <= nitems
-                    && prep.decoder.shuffle_planes() == Some(ts);
-                if in_planes {
-                    prep.decoder.decompress_block_planes(block.nblock, slot)?;
-                } else {
-                    self.decode_block(prep, block.nblock, slot)?;
-                }
-                planes.push((bnb, in_planes));
             }
+            // A block of which few items are picked is left in byte planes when its only
+            // filter is shuffle: its items are gathered from the planes, rather than the
+            // whole block unshuffled for them.
+            let in_planes = picked.saturating_mul(SPARSE) <= nitems
+                && prep.decoder.shuffle_planes() == Some(ts);
+            if in_planes {
+                prep.decoder.decompress_block_planes(block.nblock, slot)?;
+            } else {
+                self.decode_block(prep, block.nblock, slot)?;
+            }
+            planes.push((bnb, in_planes));
         }
-        // Where each block's bytes are: the cache, the chunk's shared parts, the scratch.
-        let srcs: Vec<(&[u8], bool)> = if through_cache.is_some() {
-            held.iter().map(|b| (&b[..], false)).collect()
-        } else {
-            blocks
-                .iter()
-                .zip(scratch.chunks(bnb))
-                .zip(planes)
-                .map(|((block, slot), (len, p))| {
-                    (from_prep(block.nblock).unwrap_or(&slot[..len]), p)
-                })
-                .collect()
+        // Where each block's bytes are: the chunk's shared parts, or the scratch.
+        let (decoded, planes) = (&*decoded, &*planes);
+        let src = |j: usize| {
+            let (len, in_planes) = planes[j];
+            let slot = &decoded[j * bnb..j * bnb + len];
+            (from_prep(blocks[j].nblock).unwrap_or(slot), in_planes)
         };
-        self.copy_group(blocks, srcs, bx)
+        self.copy_group(blocks, src, bx, copy)
     }
 
-    /// Copies the box of a group of blocks, whose bytes are `srcs` (each block's, and whether
-    /// it is in byte planes), into the output, row by row across the group.
-    fn copy_group(
+    /// Copies the box of a group of blocks, whose bytes are `src(j)` for block `j` (and
+    /// whether they are in byte planes), into the output, row by row across the group.
+    fn copy_group<'s>(
         &self,
         blocks: &[BlockPlan],
-        srcs: Vec<(&[u8], bool)>,
+        src: impl Fn(usize) -> (&'s [u8], bool),
         bx: &mut BoxMut<'_>,
+        copy: &mut CopyScratch,
     ) -> Result<()> {
         let ts = self.geom.typesize();
         // Each block's piece of a box row, in output order along the last dimension.
         let last = bx.counts().len() - 1;
-        let mut steps = Vec::new();
-        let mut pieces: Vec<Piece<'_>> = blocks
-            .iter()
-            .zip(srcs)
-            .map(|(block, (src, in_planes))| {
-                let (base, s) = block_walk(block, &self.sels, &self.block_strides);
-                let seg = &block.segments[last];
-                if steps.is_empty() {
-                    // The blocks share their segments before the last dimension, and so
-                    // their steps along them; the box leaves out trailing dimensions of one
-                    // item (their offset is in `base`).
-                    steps = s[..last].to_vec();
-                }
-                Piece {
-                    out: seg.out,
-                    src,
-                    in_planes,
-                    base,
-                    step: s[last],
-                    len: seg.count * ts,
-                }
-            })
-            .collect();
+        let CopyScratch {
+            pieces,
+            steps,
+            walk,
+        } = copy;
+        pieces.clear();
+        for (j, block) in blocks.iter().enumerate() {
+            let base = block_walk(block, &self.sels, &self.block_strides, walk);
+            if j == 0 {
+                // The blocks share their segments before the last dimension, and so their
+                // steps along them; the box leaves out trailing dimensions of one item
+                // (their offset is in `base`).
+                steps.clear();
+                steps.extend_from_slice(&walk[..last]);
+            }
+            let seg = &block.segments[last];
+            pieces.push(Piece {
+                out: seg.out,
+                block: j,
+                base,
+                step: walk[last],
+                len: seg.count * ts,
+            });
+        }
         pieces.sort_unstable_by_key(|p| p.out);
         let mut copied = 0;
-        bx.for_each_row(0, &steps, |rel, row| {
+        bx.for_each_row(0, steps, |rel, row| {
             let mut at = 0;
-            for p in &pieces {
+            for p in pieces.iter() {
                 let dst = &mut row[at..at + p.len];
-                if p.in_planes {
-                    gather_planes(p.src, p.base + rel, p.step, dst, ts);
+                let (bytes, in_planes) = src(p.block);
+                if in_planes {
+                    gather_planes(bytes, p.base + rel, p.step, dst, ts);
                 } else {
-                    gather(p.src, p.base + rel, p.step, dst, ts);
+                    gather(bytes, p.base + rel, p.step, dst, ts);
                 }
                 at += p.len;
             }
@@ -557,16 +588,42 @@ fn blocks_are_the_arrays(h: &ChunkHeader, geom: &Geometry) -> bool {
     h.special != SpecialType::None || (!h.vl_blocks() && h.blocksize == geom.blocksize())
 }
 
-/// One block's part of each row of a group's box (see [`Reader::read_group`]).
-struct Piece<'s> {
+/// What a block task keeps from one task to the next on its thread, so that once warm a
+/// task allocates nothing: its block plans, its blocks' buffers and its row pieces.
+#[derive(Default)]
+struct TaskScratch {
+    plans: Vec<BlockPlan>,
+    bufs: BlockBufs,
+    copy: CopyScratch,
+}
+
+/// The blocks of a task: decompressed into `decoded` (one blocksize apart; `planes` says
+/// how many bytes of each and whether in byte planes), or shared from the cache (`held`).
+#[derive(Default)]
+struct BlockBufs {
+    decoded: Vec<u8>,
+    planes: Vec<(usize, bool)>,
+    held: Vec<Block>,
+}
+
+/// The pieces of a group's rows (see [`Reader::copy_group`]), the box's steps in the
+/// blocks, and one block's walk.
+#[derive(Default)]
+struct CopyScratch {
+    pieces: Vec<Piece>,
+    steps: Vec<isize>,
+    walk: Vec<isize>,
+}
+
+/// One block's part of each row of a group's box (see [`Reader::copy_group`]).
+struct Piece {
     /// Its first output index along the row.
     out: usize,
-    /// The block, decompressed (or left in byte planes).
-    src: &'s [u8],
-    in_planes: bool,
-    /// Byte offset in `src` of the piece's first item in the box's first row.
+    /// The block's place in the group.
+    block: usize,
+    /// Byte offset in the block's bytes of the piece's first item in the box's first row.
     base: isize,
-    /// Byte step in `src` between the piece's items.
+    /// Byte step in the block's bytes between the piece's items.
     step: isize,
     /// Bytes of the piece in a row.
     len: usize,

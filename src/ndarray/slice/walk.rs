@@ -7,16 +7,18 @@ use crate::error::Result;
 use crate::ndarray::plan::BlockPlan;
 use crate::ndarray::selection::DimSelection;
 
-/// Where a block's selected items sit in its C-order buffer: the byte offset of the item for
-/// box position 0 and the signed byte step per box position along each dimension (negative
-/// where the selection runs backwards, so that the box is filled in output order).
+/// Where a block's selected items sit in its C-order buffer: returns the byte offset of the
+/// item for box position 0, and sets `steps` to the signed byte step per box position along
+/// each dimension (negative where the selection runs backwards, so that the box is filled in
+/// output order).
 pub(super) fn block_walk(
     block: &BlockPlan,
     sels: &[DimSelection],
     block_strides: &[usize],
-) -> (isize, Vec<isize>) {
+    steps: &mut Vec<isize>,
+) -> isize {
     let mut base = 0usize;
-    let mut steps = Vec::with_capacity(sels.len());
+    steps.clear();
     for ((seg, sel), &bstride) in block.segments.iter().zip(sels).zip(block_strides) {
         // With one item the step is never taken (and |step| may be huge).
         let stride = if seg.count > 1 { sel.stride() } else { 0 };
@@ -29,7 +31,7 @@ pub(super) fn block_walk(
             steps.push(step);
         }
     }
-    (base as isize, steps)
+    base as isize
 }
 
 /// How many items of a block (C order) run up to the last one the selection picks in it: the
@@ -204,7 +206,9 @@ mod tests {
                 dense: false,
             }],
         };
-        assert_eq!(block_walk(&block, &[backwards], &[2]), (18, vec![-6]));
+        let mut steps = vec![1, 2, 3];
+        assert_eq!(block_walk(&block, &[backwards], &[2], &mut steps), 18);
+        assert_eq!(steps, [-6]);
         let forwards = Slice::new(Some(1), None, 3).resolve(20).unwrap();
         let block = BlockPlan {
             nblock: 0,
@@ -218,7 +222,8 @@ mod tests {
                 dense: false,
             }],
         };
-        assert_eq!(block_walk(&block, &[forwards], &[2]), (2, vec![6]));
+        assert_eq!(block_walk(&block, &[forwards], &[2], &mut steps), 2);
+        assert_eq!(steps, [6]);
         assert_eq!(row_start(5, &[10, -2], &[3]), 35);
         assert_eq!(row_start(5, &[10, -2, 1], &[1, 2]), 11);
     }

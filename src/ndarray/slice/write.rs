@@ -383,7 +383,8 @@ impl<'w> Writer<'w> {
     /// counts them, as a block may be gathered more than once).
     fn scatter_block(&self, block: &BlockPlan, dst: &mut [u8]) -> Result<()> {
         let ts = self.geom.typesize();
-        let (base, steps) = block_walk(block, &self.sels, &self.block_strides);
+        let mut steps = Vec::with_capacity(self.sels.len());
+        let base = block_walk(block, &self.sels, &self.block_strides, &mut steps);
         let counts: Vec<usize> = block.segments.iter().map(|s| s.count).collect();
         let row_len = counts[counts.len() - 1] * ts;
         let last = steps.len() - 1;
