@@ -229,7 +229,7 @@ impl Dataset {
         })
     }
 
-    /// 422 when the array's dtype cannot describe its items (see [`dtype_fault`]): what
+    /// 422 when the array's dtype cannot describe its items (see `dtype_fault`): what
     /// decodes items refuses, what sends stored bytes does not need it.
     ///
     /// # Errors
