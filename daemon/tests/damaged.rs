@@ -82,6 +82,15 @@ fn assert_damaged(asked: &str, r: &Resp, detail: &str, root: &Path) {
     );
 }
 
+/// Every route on dataset `name` answers 422 with `detail`.
+fn assert_damaged_everywhere(d: &Daemon, name: &str, detail: &str, root: &Path) {
+    let answers = every_route(d, name);
+    assert_eq!(answers.len(), 13);
+    for (asked, resp) in answers {
+        assert_damaged(&asked, &resp, detail, root);
+    }
+}
+
 /// The other files are served, with the right values.
 fn check_others(d: &Daemon) {
     let r = d.get("/v1/slice/@public/sub/line.b2nd?sel=10:13");
@@ -117,11 +126,7 @@ fn files_that_are_no_frame_are_refused_on_every_route() {
             "the dataset is damaged: invalid header: frame header bytes 0 is below 87",
         ),
     ] {
-        let answers = every_route(&d, name);
-        assert_eq!(answers.len(), 13);
-        for (asked, resp) in answers {
-            assert_damaged(&asked, &resp, detail, r);
-        }
+        assert_damaged_everywhere(&d, name, detail, r);
         check_others(&d);
     }
     // Nothing was an internal error, and the daemon still answers.
@@ -242,11 +247,7 @@ fn a_b2nd_metalayer_that_disagrees_with_its_frame_is_damage_not_an_internal_erro
     }
     let d = Daemon::start(&["--root", &format!("@public={}", r.display())]);
     for (name, _, detail) in &cases {
-        let answers = every_route(&d, name);
-        assert_eq!(answers.len(), 13);
-        for (asked, resp) in answers {
-            assert_damaged(&asked, &resp, detail, r);
-        }
+        assert_damaged_everywhere(&d, name, detail, r);
     }
     check_others(&d);
     let m = d.get("/metrics").text();
