@@ -91,6 +91,10 @@ pub(crate) struct Frame {
     /// How many blocks the chunks read last had: how many `bstarts` a lazy read fetches
     /// with a chunk's header, before the header says.
     nblocks_hint: AtomicUsize,
+    /// The cbytes of the chunk read last when it was small enough to be read whole (at most
+    /// the lazy-read threshold), else 0: the first read of the next chunk takes that many
+    /// bytes and a quarter more, so that an array of small chunks reads each in one read.
+    small_chunk_hint: AtomicUsize,
     /// The registry and runtime that check, compress and decompress its chunks.
     ctx: Context,
 }
@@ -326,6 +330,8 @@ pub(super) mod testkit {
         pub batches: Vec<usize>,
         /// The objects synced, in order.
         pub synced: Vec<Obj>,
+        /// The ranges advised as needed soon, `(obj, pos, len)`, in order.
+        pub advised: Vec<(Obj, u64, u64)>,
     }
 
     /// A [`MemIo`] that counts the bytes read and records the syncs.
@@ -364,6 +370,9 @@ pub(super) mod testkit {
                 bytes,
                 requests: reqs.len() as u64,
             })
+        }
+        fn will_need(&self, obj: Obj, pos: u64, len: u64) {
+            self.log.lock().unwrap().advised.push((obj, pos, len));
         }
         fn len(&self, obj: Obj) -> Result<u64> {
             self.inner.len(obj)

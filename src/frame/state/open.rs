@@ -119,6 +119,7 @@ impl Frame {
             poisoned: false,
             dirty: Vec::new(),
             nblocks_hint: AtomicUsize::new(nblocks_hint),
+            small_chunk_hint: AtomicUsize::new(0),
             ctx,
         })
     }

@@ -251,6 +251,38 @@ impl Frame {
             .map_err(|e| e.in_frame(&path))
     }
 
+    /// Advises the store that chunks `wants` (`(chunk number, read whole)` each) will be read
+    /// soon ([`FrameIo::will_need`]): the stored bytes of each chunk read whole (up to the next
+    /// chunk's start, at most its nbytes and a block's worth of header), and of each small
+    /// chunk when the chunks read last were small. Chunks read in part are not advised (their
+    /// blocks are a fraction of their bytes), nor are those of sparse frames.
+    pub fn will_need(&self, wants: &[(usize, bool)]) {
+        if self.kind != FrameType::Contiguous {
+            return;
+        }
+        let small = self.small_chunk_hint.load(Ordering::Relaxed);
+        let stored = |n: usize| match self.offsets.get(n).map(|&v| decode_offset(v)) {
+            Some(Ok(ChunkLoc::Stored(off))) => Some(off),
+            _ => None,
+        };
+        for &(n, whole) in wants {
+            let Some(off) = stored(n) else { continue };
+            let Ok((obj, pos, room)) = self.stored_at(off) else {
+                continue;
+            };
+            let len = if whole {
+                let most = (self.fixed_nbytes(n).unwrap_or(0) + LAZY_MIN) as u64;
+                let next = stored(n + 1).filter(|&o| o > off).map_or(most, |o| o - off);
+                next.min(most)
+            } else if small > 0 {
+                (small + small / 4) as u64
+            } else {
+                continue;
+            };
+            self.io.will_need(obj, pos, len.min(room));
+        }
+    }
+
     /// Chunk `n` as a lazy chunk, built in `out` (its capacity reused): an image holding its
     /// header, its `bstarts` and the bytes of blocks `nblocks` only (plus block 0 when the
     /// chunk uses delta), the other blocks' `bstarts` pointing at bytes that must not be read
@@ -264,7 +296,10 @@ impl Frame {
     /// one into each of `outs` (capacities reused), in at most three batches of reads
     /// ([`FrameIo::read_many`]) whatever their number: the chunks' headers with as many
     /// `bstarts` as the chunks read last had, the `bstarts` that turned out longer, then the
-    /// blocks asked for (and the chunks read whole). Returns what the reads moved.
+    /// blocks asked for (and the chunks read whole). After a chunk small enough to be read
+    /// whole, the first read takes its size and a quarter more (a small chunk file of a
+    /// sparse frame, all of it), so an array of small chunks reads each in one read instead
+    /// of two dependent ones. Returns what the reads moved.
     ///
     /// An image holds the header (cbytes patched to the image's length), `bstarts` pointing
     /// into the image (blocks not asked for point at the first block byte and are never
@@ -282,6 +317,8 @@ impl Frame {
         }
         let mut moved = Traffic::default();
         let guess = EXTENDED_HEADER_LENGTH + 4 * self.nblocks_hint.load(Ordering::Relaxed);
+        let small = self.small_chunk_hint.load(Ordering::Relaxed);
+        let guess = guess.max(small + small / 4);
         let mut heads = Vec::new();
         for (i, &(n, _)) in wants.iter().enumerate() {
             match self.chunk_loc(n)? {
@@ -291,7 +328,13 @@ impl Frame {
                     if room < EXTENDED_HEADER_LENGTH as u64 {
                         return Err(no_room(self.io.path(obj), room));
                     }
-                    let len = room.min(guess as u64) as usize;
+                    // A chunk file of a sparse frame is exactly the chunk: read whole when
+                    // it is small.
+                    let first = match self.kind {
+                        FrameType::Sparse if room <= LAZY_MIN as u64 => room,
+                        _ => room.min(guess as u64),
+                    };
+                    let len = first as usize;
                     heads.push((i, obj, pos, room, crate::alloc::zeroed(len)?));
                 }
             }
@@ -334,6 +377,12 @@ impl Frame {
             } else {
                 None
             };
+            let small = if need.is_none() && cb <= LAZY_MIN {
+                cb
+            } else {
+                0
+            };
+            self.small_chunk_hint.store(small, Ordering::Relaxed);
             bytes.truncate(need.unwrap_or(cb));
             chunks.push((i, c, hdr, need, bytes));
         }
@@ -670,6 +719,89 @@ mod tests {
         }
         let e = f.lazy_chunks(&wants, &mut [Vec::new()]).unwrap_err();
         assert!(matches!(e.root(), Error::Mismatch { .. }), "{e}");
+    }
+
+    #[test]
+    fn small_chunks_after_a_small_one_come_in_one_read() {
+        for kind in [FrameType::Contiguous, FrameType::Sparse] {
+            let (mut f, io) = empty(kind);
+            let items: Vec<Vec<u8>> = (0..4).map(|k| noisy_items(k, 16 * 1024)).collect();
+            let chunks: Vec<Vec<u8>> = items
+                .iter()
+                .map(|it| compress_vec(&cparams(4096), it).unwrap())
+                .collect();
+            for c in &chunks {
+                assert!(c.len() <= LAZY_MIN);
+                append(&mut f, c);
+            }
+            let (rec, log) = Recording::new(io.clone());
+            let f = Frame::open(Box::new(rec), false, SyncPolicy::None, Context::global()).unwrap();
+            for (n, chunk) in chunks.iter().enumerate() {
+                *log.lock().unwrap() = Default::default();
+                let mut image = Vec::new();
+                let moved = f.lazy_chunk(n, &[1], &mut image).unwrap();
+                assert_eq!(&image, chunk, "{kind:?} chunk {n} comes whole");
+                let log = log.lock().unwrap();
+                // A sparse frame's chunk file is read whole at once; in a contiguous frame
+                // the first chunk's header says how long it is, and the chunks after it
+                // come in one read of a quarter more than it.
+                let batches = if n == 0 && kind == FrameType::Contiguous {
+                    vec![1, 1]
+                } else {
+                    vec![1]
+                };
+                assert_eq!(log.batches, batches, "{kind:?} chunk {n}");
+                assert_eq!(moved.bytes, log.read);
+                assert!(
+                    log.read as usize <= chunk.len() * 5 / 4 + 4,
+                    "{kind:?} chunk {n}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn chunks_read_whole_are_advised_up_to_the_next_one() {
+        let (mut f, io) = empty(FrameType::Contiguous);
+        let big: Vec<Vec<u8>> = (0..2).map(|k| noisy(k, 256 * 1024, 4096)).collect();
+        // A ramp in four 256 KiB blocks shrinks to a few KiB.
+        let ramp_items: Vec<u8> = (0..256 * 1024u32).flat_map(u32::to_le_bytes).collect();
+        let small = compress_vec(&cparams(1 << 18), &ramp_items).unwrap();
+        assert!(small.len() <= LAZY_MIN && big[0].len() > LAZY_MIN);
+        let zeros = special_chunk(&cparams(4096), SpecialType::Zero, 1 << 20, None).unwrap();
+        for c in [&big[0], &big[1], &small, &zeros] {
+            append(&mut f, c);
+        }
+        let (rec, log) = Recording::new(io.clone());
+        let f = Frame::open(Box::new(rec), false, SyncPolicy::None, Context::global()).unwrap();
+        let at = |n: usize| match f.chunk_loc(n).unwrap() {
+            ChunkLoc::Stored(off) => f.stored_at(off).unwrap().1,
+            ChunkLoc::Special(_) => unreachable!("chunk {n} is stored"),
+        };
+        // Chunk 0 whole: its bytes up to chunk 1; chunk 1 in part: nothing (no small chunk
+        // was read yet); the special chunk: nothing; the last stored chunk whole: its bytes.
+        f.will_need(&[(0, true), (1, false), (3, true), (2, true)]);
+        let advised = std::mem::take(&mut log.lock().unwrap().advised);
+        let len = |c: &Vec<u8>| c.len() as u64;
+        assert_eq!(
+            advised,
+            [
+                (Obj::Frame, at(0), len(&big[0])),
+                (Obj::Frame, at(2), len(&small))
+            ]
+        );
+        // After a small chunk is read, chunks read in part are advised as small ones.
+        f.lazy_chunk(2, &[0], &mut Vec::new()).unwrap();
+        f.will_need(&[(1, false)]);
+        let advised = std::mem::take(&mut log.lock().unwrap().advised);
+        assert_eq!(advised, [(Obj::Frame, at(1), len(&small) * 5 / 4)]);
+        // Sparse frames are not advised.
+        let (mut f, io) = empty(FrameType::Sparse);
+        append(&mut f, &big[0]);
+        let (rec, log) = Recording::new(io.clone());
+        let f = Frame::open(Box::new(rec), false, SyncPolicy::None, Context::global()).unwrap();
+        f.will_need(&[(0, true)]);
+        assert!(log.lock().unwrap().advised.is_empty());
     }
 
     #[test]
