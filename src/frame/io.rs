@@ -96,13 +96,6 @@ pub trait FrameIo: Send + Sync {
     fn batches_reads(&self) -> bool {
         false
     }
-    /// Says that bytes `pos..pos + len` of `obj` will be read soon, so that a store on a disk
-    /// starts reading them now (read-ahead while earlier bytes are decompressed). Advice
-    /// only: nothing is read into the caller, and failures are ignored. The default does
-    /// nothing.
-    fn will_need(&self, obj: Obj, pos: u64, len: u64) {
-        let _ = (obj, pos, len);
-    }
     /// Everything the store moved since it was opened, for stores that count it (network
     /// stores); `None` by default.
     fn traffic(&self) -> Option<Traffic> {
@@ -443,13 +436,6 @@ impl FrameIo for FileIo {
     fn read_at(&self, obj: Obj, pos: u64, buf: &mut [u8]) -> Result<()> {
         self.check(obj)?;
         read_file_at(&self.file, &self.path, pos, buf)
-    }
-
-    fn will_need(&self, obj: Obj, pos: u64, len: u64) {
-        if let (Ok(()), Some(len)) = (self.check(obj), std::num::NonZeroU64::new(len)) {
-            // Advice: a system that does not take it reads the bytes when they are asked for.
-            let _ = rustix::fs::fadvise(&self.file, pos, Some(len), rustix::fs::Advice::WillNeed);
-        }
     }
 
     fn len(&self, obj: Obj) -> Result<u64> {

@@ -77,13 +77,6 @@ pub trait ChunkSource: Sync {
         false
     }
 
-    /// Advises the source that chunks `wants` (`(nchunk, read whole)` each) will be read soon,
-    /// so that a file on a disk reads them ahead while earlier chunks are decompressed.
-    /// Advice only; the default does nothing.
-    fn will_need(&self, wants: &[(usize, bool)]) {
-        let _ = wants;
-    }
-
     /// The selection `sel` (`start:stop` per dimension, joined by commas) cut by the server
     /// the chunks come from, as a b2nd contiguous frame of at most `max_len` bytes, and what
     /// the request moved; `None` when the source has no such server (see
@@ -162,10 +155,6 @@ impl ChunkSource for SChunk {
 
     fn batches_reads(&self) -> bool {
         SChunk::batches_reads(self)
-    }
-
-    fn will_need(&self, wants: &[(usize, bool)]) {
-        SChunk::will_need(self, wants);
     }
 
     fn server_selection(&self, sel: &str, max_len: u64) -> Option<Result<(Vec<u8>, Traffic)>> {

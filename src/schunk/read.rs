@@ -83,14 +83,6 @@ impl SChunk {
         self.frame.lazy_chunk(nchunk, nblocks, out)
     }
 
-    /// Advises the store that chunks `wants` (`(nchunk, read whole)` each) will be read soon,
-    /// so a file on a disk reads them ahead ([`crate::frame::FrameIo::will_need`]): the whole
-    /// stored bytes of the chunks read whole, and of small chunks; chunks read in part and
-    /// sparse frames are not advised.
-    pub fn will_need(&self, wants: &[(usize, bool)]) {
-        self.frame.will_need(wants);
-    }
-
     /// The lazy chunks of `wants` (`(nchunk, nblocks)` each, as [`SChunk::lazy_chunk`]), one
     /// into each of `outs`, with the reads of all of them handed to the store together: at
     /// most three batches whatever their number (headers, `bstarts` longer than guessed,

@@ -330,8 +330,6 @@ pub(super) mod testkit {
         pub batches: Vec<usize>,
         /// The objects synced, in order.
         pub synced: Vec<Obj>,
-        /// The ranges advised as needed soon, `(obj, pos, len)`, in order.
-        pub advised: Vec<(Obj, u64, u64)>,
     }
 
     /// A [`MemIo`] that counts the bytes read and records the syncs.
@@ -370,9 +368,6 @@ pub(super) mod testkit {
                 bytes,
                 requests: reqs.len() as u64,
             })
-        }
-        fn will_need(&self, obj: Obj, pos: u64, len: u64) {
-            self.log.lock().unwrap().advised.push((obj, pos, len));
         }
         fn len(&self, obj: Obj) -> Result<u64> {
             self.inner.len(obj)

@@ -251,38 +251,6 @@ impl Frame {
             .map_err(|e| e.in_frame(&path))
     }
 
-    /// Advises the store that chunks `wants` (`(chunk number, read whole)` each) will be read
-    /// soon ([`FrameIo::will_need`]): the stored bytes of each chunk read whole (up to the next
-    /// chunk's start, at most its nbytes and a block's worth of header), and of each small
-    /// chunk when the chunks read last were small. Chunks read in part are not advised (their
-    /// blocks are a fraction of their bytes), nor are those of sparse frames.
-    pub fn will_need(&self, wants: &[(usize, bool)]) {
-        if self.kind != FrameType::Contiguous {
-            return;
-        }
-        let small = self.small_chunk_hint.load(Ordering::Relaxed);
-        let stored = |n: usize| match self.offsets.get(n).map(|&v| decode_offset(v)) {
-            Some(Ok(ChunkLoc::Stored(off))) => Some(off),
-            _ => None,
-        };
-        for &(n, whole) in wants {
-            let Some(off) = stored(n) else { continue };
-            let Ok((obj, pos, room)) = self.stored_at(off) else {
-                continue;
-            };
-            let len = if whole {
-                let most = (self.fixed_nbytes(n).unwrap_or(0) + LAZY_MIN) as u64;
-                let next = stored(n + 1).filter(|&o| o > off).map_or(most, |o| o - off);
-                next.min(most)
-            } else if small > 0 {
-                (small + small / 4) as u64
-            } else {
-                continue;
-            };
-            self.io.will_need(obj, pos, len.min(room));
-        }
-    }
-
     /// Chunk `n` as a lazy chunk, built in `out` (its capacity reused): an image holding its
     /// header, its `bstarts` and the bytes of blocks `nblocks` only (plus block 0 when the
     /// chunk uses delta), the other blocks' `bstarts` pointing at bytes that must not be read
@@ -758,50 +726,6 @@ mod tests {
                 );
             }
         }
-    }
-
-    #[test]
-    fn chunks_read_whole_are_advised_up_to_the_next_one() {
-        let (mut f, io) = empty(FrameType::Contiguous);
-        let big: Vec<Vec<u8>> = (0..2).map(|k| noisy(k, 256 * 1024, 4096)).collect();
-        // A ramp in four 256 KiB blocks shrinks to a few KiB.
-        let ramp_items: Vec<u8> = (0..256 * 1024u32).flat_map(u32::to_le_bytes).collect();
-        let small = compress_vec(&cparams(1 << 18), &ramp_items).unwrap();
-        assert!(small.len() <= LAZY_MIN && big[0].len() > LAZY_MIN);
-        let zeros = special_chunk(&cparams(4096), SpecialType::Zero, 1 << 20, None).unwrap();
-        for c in [&big[0], &big[1], &small, &zeros] {
-            append(&mut f, c);
-        }
-        let (rec, log) = Recording::new(io.clone());
-        let f = Frame::open(Box::new(rec), false, SyncPolicy::None, Context::global()).unwrap();
-        let at = |n: usize| match f.chunk_loc(n).unwrap() {
-            ChunkLoc::Stored(off) => f.stored_at(off).unwrap().1,
-            ChunkLoc::Special(_) => unreachable!("chunk {n} is stored"),
-        };
-        // Chunk 0 whole: its bytes up to chunk 1; chunk 1 in part: nothing (no small chunk
-        // was read yet); the special chunk: nothing; the last stored chunk whole: its bytes.
-        f.will_need(&[(0, true), (1, false), (3, true), (2, true)]);
-        let advised = std::mem::take(&mut log.lock().unwrap().advised);
-        let len = |c: &Vec<u8>| c.len() as u64;
-        assert_eq!(
-            advised,
-            [
-                (Obj::Frame, at(0), len(&big[0])),
-                (Obj::Frame, at(2), len(&small))
-            ]
-        );
-        // After a small chunk is read, chunks read in part are advised as small ones.
-        f.lazy_chunk(2, &[0], &mut Vec::new()).unwrap();
-        f.will_need(&[(1, false)]);
-        let advised = std::mem::take(&mut log.lock().unwrap().advised);
-        assert_eq!(advised, [(Obj::Frame, at(1), len(&small) * 5 / 4)]);
-        // Sparse frames are not advised.
-        let (mut f, io) = empty(FrameType::Sparse);
-        append(&mut f, &big[0]);
-        let (rec, log) = Recording::new(io.clone());
-        let f = Frame::open(Box::new(rec), false, SyncPolicy::None, Context::global()).unwrap();
-        f.will_need(&[(0, true)]);
-        assert!(log.lock().unwrap().advised.is_empty());
     }
 
     #[test]

@@ -150,19 +150,18 @@ impl Counters {
 
 /// Uncompressed bytes of chunks handled per batch (bounds the memory of a write, and of reads
 /// from chunks that must be decompressed whole).
-pub(super) const BATCH_BYTES: usize = 64 << 20;
+const BATCH_BYTES: usize = 64 << 20;
 
 /// Most chunks per batch.
 const MAX_BATCH_CHUNKS: usize = 4096;
 
 /// The planned chunks `0..nchunks`, of `chunksize` uncompressed bytes each, cut into
-/// batches of at most `batch_bytes` (at least one chunk, at most [`MAX_BATCH_CHUNKS`]).
+/// batches of at most [`BATCH_BYTES`] (at least one chunk, at most [`MAX_BATCH_CHUNKS`]).
 pub(super) fn batches(
     nchunks: usize,
     chunksize: usize,
-    batch_bytes: usize,
 ) -> impl ExactSizeIterator<Item = Range<usize>> {
-    let per_batch = (batch_bytes / chunksize.max(1)).clamp(1, MAX_BATCH_CHUNKS);
+    let per_batch = (BATCH_BYTES / chunksize.max(1)).clamp(1, MAX_BATCH_CHUNKS);
     (0..nchunks)
         .step_by(per_batch)
         .map(move |t| t..(t + per_batch).min(nchunks))
@@ -271,19 +270,19 @@ mod tests {
 
     #[test]
     fn batches_bound_bytes_and_chunks() {
-        let all: Vec<Range<usize>> = batches(10, BATCH_BYTES / 3, BATCH_BYTES).collect();
+        let all: Vec<Range<usize>> = batches(10, BATCH_BYTES / 3).collect();
         assert_eq!(all, [0..3, 3..6, 6..9, 9..10]);
         // A chunk larger than a batch goes alone; tiny chunks by MAX_BATCH_CHUNKS at most.
         assert_eq!(
-            batches(2, 2 * BATCH_BYTES, BATCH_BYTES).collect::<Vec<_>>(),
+            batches(2, 2 * BATCH_BYTES).collect::<Vec<_>>(),
             [0..1, 1..2]
         );
-        let tiny: Vec<Range<usize>> = batches(MAX_BATCH_CHUNKS + 5, 1, BATCH_BYTES).collect();
+        let tiny: Vec<Range<usize>> = batches(MAX_BATCH_CHUNKS + 5, 1).collect();
         assert_eq!(
             tiny,
             [0..MAX_BATCH_CHUNKS, MAX_BATCH_CHUNKS..MAX_BATCH_CHUNKS + 5]
         );
-        assert_eq!(batches(0, 100, BATCH_BYTES).count(), 0);
+        assert_eq!(batches(0, 100).count(), 0);
     }
 
     #[test]

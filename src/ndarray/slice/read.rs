@@ -5,7 +5,7 @@
 //! Through a block cache, touched blocks come from it, or are decompressed into it.
 
 use super::walk::{block_prefix, block_walk, gather, gather_planes};
-use super::{batches, check_chunk, check_source, Counters, SliceStats, BATCH_BYTES};
+use super::{batches, check_chunk, check_source, Counters, SliceStats};
 use crate::alloc::zeroed;
 use crate::cache::{Block, BlockCache, BlockKey, DatasetVersion};
 use crate::chunk::{job_threads, Context, DParams, Decoder};
@@ -97,34 +97,11 @@ pub fn get_slice_cached<S: ChunkSource + ?Sized>(
         counters: &counters,
         cached,
     };
-    // From a local store without a cache in front, smaller batches, the next one advised
-    // before this one is read: a disk reads it while this batch decompresses.
-    let read_ahead = cached.is_none() && !source.batches_reads();
-    let per_batch = if read_ahead {
-        READ_AHEAD_BATCH_BYTES
-    } else {
-        BATCH_BYTES
-    };
-    let all: Vec<Range<usize>> = batches(plan.nchunks(), geom.chunksize(), per_batch).collect();
-    for (k, batch) in all.iter().enumerate() {
-        if let Some(next) = all.get(k + 1).filter(|_| read_ahead) {
-            let wants: Vec<(usize, bool)> = next
-                .clone()
-                .map(|t| plan.chunk(t))
-                .map(|c| (c.nchunk(), c.covered()))
-                .collect();
-            source.will_need(&wants);
-        }
-        reader.batch(source, batch.clone())?;
+    for batch in batches(plan.nchunks(), geom.chunksize()) {
+        reader.batch(source, batch)?;
     }
     Ok(counters.stats())
 }
-
-/// Uncompressed bytes of chunks per batch of a read from a local store ([`BATCH_BYTES`]
-/// otherwise): small enough that the reads of the next batch, advised ahead, overlap the
-/// decompression of several batches of a large read, large enough that each batch has
-/// blocks for every thread.
-const READ_AHEAD_BATCH_BYTES: usize = 16 << 20;
 
 /// Chunk images are kept per thread between reads (up to this many bytes of capacity), so
 /// that reading chunk after chunk does not allocate, page-fault and zero-fill each image.

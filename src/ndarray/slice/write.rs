@@ -5,7 +5,7 @@
 //! anything, each batch stored while the next is compressed.
 
 use super::walk::{block_walk, for_each_row, row_start, scatter};
-use super::{batches, check_chunk, check_source, Counters, SliceStats, BATCH_BYTES};
+use super::{batches, check_chunk, check_source, Counters, SliceStats};
 use crate::alloc::{resize, zeroed};
 use crate::chunk::{
     compress_input, job_threads, max_compressed_len, take_scratch, CParams, Context, Decoder, Input,
@@ -44,7 +44,7 @@ pub fn set_slice<S: ChunkStore + ?Sized>(
     check_data("bytes of data for the selection", needed, data)?;
     let counters = Counters::default();
     let writer = Writer::new(ctx, cparams, geom, &plan, data, &counters);
-    for batch in batches(plan.nchunks(), geom.chunksize(), BATCH_BYTES) {
+    for batch in batches(plan.nchunks(), geom.chunksize()) {
         let chunks: Vec<ChunkPlan<'_>> = batch.map(|i| plan.chunk(i)).collect();
         let built = writer.build_batch(Some(&*store), &chunks)?;
         store.update_chunks(chunks.iter().map(ChunkPlan::nchunk).zip(built).collect())?;
@@ -93,7 +93,7 @@ pub(crate) fn build_chunks(
         Counters::add(&counters.chunks_written, built.len());
         Ok::<_, Error>(())
     };
-    let all = batches(plan.nchunks(), geom.chunksize(), BATCH_BYTES);
+    let all = batches(plan.nchunks(), geom.chunksize());
     let mut spare = Vec::new();
     if all.len() <= 1 {
         for batch in all {
