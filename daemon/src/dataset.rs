@@ -672,8 +672,8 @@ impl Dataset {
     }
 
     /// The b2nd cframe of an array of `shape` and `dtype` holding `data`, compressed as this
-    /// dataset is (a lossless codec and filters in place of lossy ones), in blocks of
-    /// [`answer_blockshape`] (chunks derived).
+    /// dataset is (a lossless codec and filters in place of lossy ones), in C-order slab
+    /// blocks of at most 32 KiB (`answer_blockshape`; chunks derived).
     ///
     /// # Errors
     /// 422 for a dtype no array can have; 500 when the array cannot be built.
