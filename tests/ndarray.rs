@@ -968,6 +968,31 @@ fn partitioned() -> impl Strategy<Value = (Vec<usize>, Vec<usize>, Vec<usize>)> 
     })
 }
 
+/// Items of more than 255 bytes are stored with typesize 1 (as C-Blosc2 stores them): a read
+/// that decodes only a block's first items must count them in the chunk's typesize. Found by
+/// `random_reads_match_the_reference` (the first item read back as the first bytes of it and
+/// zeros).
+#[test]
+fn block_prefixes_of_items_wider_than_255_bytes() {
+    for nthreads in [1, 2] {
+        let (shape, ts) = (vec![4], 260);
+        let data = counting(4, ts);
+        #[allow(clippy::needless_update)]
+        let dparams = DParams {
+            nthreads,
+            ..DParams::default()
+        };
+        let arr = NdArray::from_buffer(&params(&shape, &[3], &[2], ts), &Location::Memory, &data)
+            .unwrap()
+            .with_dparams(dparams);
+        for step in [2, 3] {
+            let slices = [Slice::new(None, None, step)];
+            let (v, _) = arr.get_slice_vec(&slices).unwrap();
+            assert_eq!(v, naive_get(&data, &shape, ts, &slices), "step {step}");
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 

@@ -490,12 +490,19 @@ impl Reader<'_> {
             // A block whose picked items all lie in its first items is decoded up to there
             // only (see `Decoder::decompress_block_prefix`), its items gathered from byte
             // planes when few of that prefix are picked.
+            // The decoder counts items of the chunk's typesize, which differs from the
+            // array's for items of more than 255 bytes (stored as typesize 1, as C-Blosc2
+            // does); byte planes are only those of the array's items.
             let prefix = block_prefix(block, &self.sels, &self.block_strides, ts);
-            if prefix < nitems {
-                let sparse = picked.saturating_mul(SPARSE_PREFIX) <= prefix;
-                let cut =
-                    prep.decoder
-                        .decompress_block_prefix(block.nblock, prefix, sparse, slot)?;
+            let cts = prep.decoder.header.typesize.max(1);
+            if prefix < nitems && (prefix * ts) % cts == 0 {
+                let sparse = cts == ts && picked.saturating_mul(SPARSE_PREFIX) <= prefix;
+                let cut = prep.decoder.decompress_block_prefix(
+                    block.nblock,
+                    prefix * ts / cts,
+                    sparse,
+                    slot,
+                )?;
                 if let Some(in_planes) = cut {
                     Counters::add(&self.counters.blocks_partial, 1);
                     planes.push((prefix * ts, in_planes));
