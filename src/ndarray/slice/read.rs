@@ -495,7 +495,7 @@ impl Reader<'_> {
             // does); byte planes are only those of the array's items.
             let prefix = block_prefix(block, &self.sels, &self.block_strides, ts);
             let cts = prep.decoder.header.typesize.max(1);
-            if prefix < nitems && (prefix * ts) % cts == 0 {
+            if prefix < nitems && (prefix * ts).is_multiple_of(cts) {
                 let sparse = cts == ts && picked.saturating_mul(SPARSE_PREFIX) <= prefix;
                 let cut = prep.decoder.decompress_block_prefix(
                     block.nblock,
