@@ -298,11 +298,10 @@ impl Frame {
                     }
                     // A chunk file of a sparse frame is exactly the chunk: read whole when
                     // it is small.
-                    let first = match self.kind {
+                    let len = match self.kind {
                         FrameType::Sparse if room <= LAZY_MIN as u64 => room,
                         _ => room.min(guess as u64),
-                    };
-                    let len = first as usize;
+                    } as usize;
                     heads.push((i, obj, pos, room, crate::alloc::zeroed(len)?));
                 }
             }

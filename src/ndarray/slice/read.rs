@@ -489,10 +489,10 @@ impl Reader<'_> {
             let picked: usize = block.segments.iter().map(|s| s.count).product();
             // A block whose picked items all lie in its first items is decoded up to there
             // only (see `Decoder::decompress_block_prefix`), its items gathered from byte
-            // planes when few of that prefix are picked.
-            // The decoder counts items of the chunk's typesize, which differs from the
-            // array's for items of more than 255 bytes (stored as typesize 1, as C-Blosc2
-            // does); byte planes are only those of the array's items.
+            // planes when few of that prefix are picked. The decoder counts items of the
+            // chunk's typesize, which differs from the array's for items of more than 255
+            // bytes (stored as typesize 1, as C-Blosc2 does); byte planes are only those of
+            // the array's items.
             let prefix = block_prefix(block, &self.sels, &self.block_strides, ts);
             let cts = prep.decoder.header.typesize.max(1);
             if prefix < nitems && (prefix * ts).is_multiple_of(cts) {
