@@ -399,41 +399,38 @@ fn compress_blocks(
     }
     let mut scratch = super::scratch::take();
     let mut all_zero_runs = true;
-    // Lays block `nblock` (compressed on its own into `block`) at `pos`; false if it does not fit.
-    let mut place = |nblock: usize,
-                     block: &[u8],
-                     zero_runs: bool,
-                     pos: &mut usize,
-                     scratch: &mut [Vec<u8>; 2]| {
-        dst[bstarts_at + 4 * nblock..bstarts_at + 4 * nblock + 4].copy_from_slice(&le32(*pos));
-        let written = if *pos + max_block_record(plan, nblock, src.len()) <= dst.len() {
-            dst[*pos..*pos + block.len()].copy_from_slice(block);
-            Some((block.len(), zero_runs))
-        } else {
-            compress_block(plan, src, nblock, dict, scratch, &mut dst[*pos..])?
-        };
-        Ok::<_, Error>(written.map(|(n, zero_runs)| {
-            *pos += n;
-            all_zero_runs &= zero_runs;
-        }))
-    };
     if nthreads <= 1 || plan.nblocks == 1 {
-        let mut block_buf = super::scratch::take();
-        let block = &mut block_buf[0];
+        // Straight into the destination, as C-Blosc2's serial path: each stream is offered
+        // the room left, so the bytes are those of a chunk compressed block after block.
         for nblock in 0..plan.nblocks {
-            // Grown once (zero-filled only then), reused for every block.
-            let need = max_block_record(plan, nblock, src.len());
-            if block.len() < need {
-                block.resize(need, 0);
-            }
-            let (n, zero_runs) =
-                compress_block(plan, src, nblock, dict, &mut scratch, &mut block[..need])?
-                    .ok_or(BLOCK_TOO_BIG)?;
-            if place(nblock, &block[..n], zero_runs, &mut pos, &mut scratch)?.is_none() {
+            dst[bstarts_at + 4 * nblock..bstarts_at + 4 * nblock + 4].copy_from_slice(&le32(pos));
+            let Some((n, zero_runs)) =
+                compress_block(plan, src, nblock, dict, &mut scratch, &mut dst[pos..])?
+            else {
                 return Ok(None);
-            }
+            };
+            pos += n;
+            all_zero_runs &= zero_runs;
         }
     } else {
+        // Lays block `nblock` (compressed on its own into `block`) at `pos`; false if it does not fit.
+        let mut place = |nblock: usize,
+                         block: &[u8],
+                         zero_runs: bool,
+                         pos: &mut usize,
+                         scratch: &mut [Vec<u8>; 2]| {
+            dst[bstarts_at + 4 * nblock..bstarts_at + 4 * nblock + 4].copy_from_slice(&le32(*pos));
+            let written = if *pos + max_block_record(plan, nblock, src.len()) <= dst.len() {
+                dst[*pos..*pos + block.len()].copy_from_slice(block);
+                Some((block.len(), zero_runs))
+            } else {
+                compress_block(plan, src, nblock, dict, scratch, &mut dst[*pos..])?
+            };
+            Ok::<_, Error>(written.map(|(n, zero_runs)| {
+                *pos += n;
+                all_zero_runs &= zero_runs;
+            }))
+        };
         // One arena of worst-case slots, reused from call to call on this thread: no
         // allocation, zero-fill or page faults per block.
         let slot = max_block_record(plan, 0, src.len());
