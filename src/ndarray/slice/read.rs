@@ -568,12 +568,13 @@ impl Reader<'_> {
             });
         }
         pieces.sort_unstable_by_key(|p| p.out);
+        // Each piece's block bytes, looked up once rather than row after row.
+        let bytes: Vec<(&[u8], bool)> = pieces.iter().map(|p| src(p.block)).collect();
         let mut copied = 0;
         bx.for_each_row(0, steps, |rel, row| {
             let mut at = 0;
-            for p in pieces.iter() {
+            for (p, &(bytes, in_planes)) in pieces.iter().zip(&bytes) {
                 let dst = &mut row[at..at + p.len];
-                let (bytes, in_planes) = src(p.block);
                 if in_planes {
                     gather_planes(bytes, p.base + rel, p.step, dst, ts);
                 } else {

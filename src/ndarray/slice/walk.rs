@@ -118,13 +118,39 @@ pub(super) fn gather(src: &[u8], at: isize, step: isize, row: &mut [u8], ts: usi
 /// [`gather`] from a block left in byte planes (see [`Decoder::decompress_block_planes`],
 /// elements of `ts` bytes): byte `j` of the item at block byte `a` is at
 /// `j * (src.len() / ts) + a / ts`.
+#[inline]
 pub(super) fn gather_planes(src: &[u8], at: isize, step: isize, row: &mut [u8], ts: usize) {
-    let n = src.len() / ts;
-    for (q, item) in row.chunks_exact_mut(ts).enumerate() {
-        let i = (at + q as isize * step) as usize / ts;
-        for (j, b) in item.iter_mut().enumerate() {
-            *b = src[j * n + i];
+    // Items of the common sizes take fixed-size loops; the division by the item size is
+    // done once per row, not per item.
+    match ts {
+        1 => gather_items::<1>(src, at, step, row),
+        2 => gather_plane_items::<2>(src, at, step, row),
+        4 => gather_plane_items::<4>(src, at, step, row),
+        8 => gather_plane_items::<8>(src, at, step, row),
+        16 => gather_plane_items::<16>(src, at, step, row),
+        _ => {
+            let n = src.len() / ts;
+            let (i0, di) = (at / ts as isize, step / ts as isize);
+            for (q, item) in row.chunks_exact_mut(ts).enumerate() {
+                let i = (i0 + q as isize * di) as usize;
+                for (j, b) in item.iter_mut().enumerate() {
+                    *b = src[j * n + i];
+                }
+            }
         }
+    }
+}
+
+/// [`gather_planes`] for items of `N` bytes (`at` and `step` are multiples of `N`).
+#[inline(always)]
+fn gather_plane_items<const N: usize>(src: &[u8], at: isize, step: isize, row: &mut [u8]) {
+    let n = src.len() / N;
+    let planes: [&[u8]; N] = std::array::from_fn(|j| &src[j * n..(j + 1) * n]);
+    let (i0, di) = (at / N as isize, step / N as isize);
+    for (q, item) in row.chunks_exact_mut(N).enumerate() {
+        let i = (i0 + q as isize * di) as usize;
+        let value: [u8; N] = std::array::from_fn(|j| planes[j][i]);
+        item.copy_from_slice(&value);
     }
 }
 
@@ -244,5 +270,27 @@ mod tests {
         let mut row = [0u8; 8];
         gather_planes(&planes, 4, 8, &mut row, 4);
         assert_eq!(row, [4, 5, 6, 7, 12, 13, 14, 15]);
+    }
+
+    #[test]
+    fn plane_gathers_match_gathers_of_the_unshuffled_block() {
+        let nitems = 24;
+        for ts in [1, 2, 3, 4, 5, 8, 16] {
+            let block: Vec<u8> = (0..nitems * ts).map(|b| (b * 7 + ts) as u8).collect();
+            // Byte j of item i at j * nitems + i.
+            let mut planes = vec![0u8; block.len()];
+            for (i, item) in block.chunks_exact(ts).enumerate() {
+                for (j, &b) in item.iter().enumerate() {
+                    planes[j * nitems + i] = b;
+                }
+            }
+            let t = ts as isize;
+            for (at, step, n) in [(0, 1, 24), (3, 5, 4), (23, -2, 12), (7, 0, 3)] {
+                let (mut want, mut got) = (vec![0u8; n * ts], vec![0u8; n * ts]);
+                gather(&block, at * t, step * t, &mut want, ts);
+                gather_planes(&planes, at * t, step * t, &mut got, ts);
+                assert_eq!(got, want, "typesize {ts}, items from {at} by {step}");
+            }
+        }
     }
 }
