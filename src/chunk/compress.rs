@@ -413,7 +413,8 @@ fn compress_blocks(
             all_zero_runs &= zero_runs;
         }
     } else {
-        // Lays block `nblock` (compressed on its own into `block`) at `pos`; false if it does not fit.
+        // Lays block `nblock` (compressed on its own into `block`) at `pos`; `None` if it
+        // does not fit.
         let mut place = |nblock: usize,
                          block: &[u8],
                          zero_runs: bool,
