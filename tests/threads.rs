@@ -82,6 +82,63 @@ fn identical_bytes_for_1_2_and_n_threads() {
     }
 }
 
+/// Destinations from roomy to too small, on data that barely compresses (noise before a
+/// compressible tail): the blocks that meet the end of the destination are compressed again in
+/// the room left, and a chunk that cannot fit is stored raw, with the same bytes (or the same
+/// error) on every thread count.
+#[test]
+fn identical_bytes_in_tight_destinations() {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut data: Vec<u8> = (0..768 * 1024)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 24) as u8
+        })
+        .collect();
+    data.extend(field(256 * 1024));
+    let ctx = &contexts()[0];
+    let full = max_compressed_len(data.len());
+    for codec in [0u8, 1, 5].map(CodecId) {
+        let cparams = |nthreads| CParams {
+            codec,
+            typesize: 4,
+            nthreads,
+            blocksize: 32 * 1024,
+            ..CParams::default()
+        };
+        let mut out = vec![0u8; full];
+        let cbytes = compress_ctx(ctx, &cparams(1), &data, &mut out).unwrap();
+        assert!(cbytes < data.len(), "codec {codec}: the tail compresses");
+        // Room for the chunk exactly, within one block's worst case of it, and short of it.
+        let rooms = [cbytes, cbytes + 1, cbytes + 20_000, cbytes + 40_000, cbytes - 1, full];
+        for room in rooms {
+            let mut reference: Option<Result<Vec<u8>, String>> = None;
+            for nthreads in [1usize, 2, 3] {
+                let cparams = cparams(nthreads);
+                let mut out = vec![0u8; room];
+                let got = compress_ctx(ctx, &cparams, &data, &mut out)
+                    .map(|n| out[..n].to_vec())
+                    .map_err(|e| e.to_string());
+                if let Ok(chunk) = &got {
+                    assert_eq!(
+                        decompress_vec_ctx(ctx, &DParams::default(), chunk).unwrap(),
+                        data
+                    );
+                }
+                match &reference {
+                    None => reference = Some(got),
+                    Some(r) => assert!(
+                        r == &got,
+                        "codec {codec}, {room} bytes of room: {nthreads} threads differ"
+                    ),
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn nthreads_changing_between_calls() {
     let ctx = &contexts()[0];

@@ -18,8 +18,8 @@ use crate::format::chunk::{
 };
 use crate::format::ids::FilterId;
 use crate::scheduler::Runtime;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// A block's record always fits the worst-case size [`max_block_record`] gives it.
 const BLOCK_TOO_BIG: Error = Error::Internal {
@@ -397,84 +397,170 @@ fn compress_blocks(
         dst[at..at + 4].copy_from_slice(&le32(d.len()));
         dst[at + 4..at + 4 + d.len()].copy_from_slice(d);
     }
+    if nthreads > 1 && plan.nblocks > 1 {
+        return compress_blocks_parallel(plan, src, dst, pos, dict, runtime, nthreads);
+    }
+    // Straight into the destination, as C-Blosc2's serial path: each stream is offered the
+    // room left, so the bytes are those of a chunk compressed block after block.
     let mut scratch = super::scratch::take();
     let mut all_zero_runs = true;
-    if nthreads <= 1 || plan.nblocks == 1 {
-        // Straight into the destination, as C-Blosc2's serial path: each stream is offered
-        // the room left, so the bytes are those of a chunk compressed block after block.
-        for nblock in 0..plan.nblocks {
-            dst[bstarts_at + 4 * nblock..bstarts_at + 4 * nblock + 4].copy_from_slice(&le32(pos));
-            let Some((n, zero_runs)) =
-                compress_block(plan, src, nblock, dict, &mut scratch, &mut dst[pos..])?
-            else {
-                return Ok(None);
-            };
-            pos += n;
-            all_zero_runs &= zero_runs;
-        }
-    } else {
-        // Lays block `nblock` (compressed on its own into `block`) at `pos`; `None` if it
-        // does not fit.
-        let mut place = |nblock: usize,
-                         block: &[u8],
-                         zero_runs: bool,
-                         pos: &mut usize,
-                         scratch: &mut [Vec<u8>; 2]| {
-            dst[bstarts_at + 4 * nblock..bstarts_at + 4 * nblock + 4].copy_from_slice(&le32(*pos));
-            let written = if *pos + max_block_record(plan, nblock, src.len()) <= dst.len() {
-                dst[*pos..*pos + block.len()].copy_from_slice(block);
-                Some((block.len(), zero_runs))
-            } else {
-                compress_block(plan, src, nblock, dict, scratch, &mut dst[*pos..])?
-            };
-            Ok::<_, Error>(written.map(|(n, zero_runs)| {
-                *pos += n;
-                all_zero_runs &= zero_runs;
-            }))
+    for nblock in 0..plan.nblocks {
+        dst[bstarts_at + 4 * nblock..bstarts_at + 4 * nblock + 4].copy_from_slice(&le32(pos));
+        let Some((n, zero_runs)) =
+            compress_block(plan, src, nblock, dict, &mut scratch, &mut dst[pos..])?
+        else {
+            return Ok(None);
         };
-        // One arena of worst-case slots, reused from call to call on this thread: no
-        // allocation, zero-fill or page faults per block.
-        let slot = max_block_record(plan, 0, src.len());
-        let mut arena = super::scratch::take();
-        let buf = &mut arena[0];
-        if buf.len() < slot * plan.nblocks {
-            buf.resize(slot * plan.nblocks, 0);
-        }
-        let written: Vec<(AtomicUsize, AtomicBool)> = (0..plan.nblocks)
-            .map(|_| (AtomicUsize::new(0), AtomicBool::new(false)))
-            .collect();
-        runtime.for_each_chunk_mut_init(
-            &mut buf[..slot * plan.nblocks],
-            slot,
-            nthreads,
-            super::scratch::take,
-            |scratch, nblock, out| {
-                let (n, z) =
-                    compress_block(plan, src, nblock, dict, scratch, out)?.ok_or(BLOCK_TOO_BIG)?;
-                written[nblock].0.store(n, Ordering::Relaxed);
-                written[nblock].1.store(z, Ordering::Relaxed);
-                Ok(())
-            },
-        )?;
-        // The job has ended: every task's stores happen before this point.
-        for (nblock, (n, z)) in written.iter().enumerate() {
-            let block = &buf[nblock * slot..nblock * slot + n.load(Ordering::Relaxed)];
-            if place(
-                nblock,
-                block,
-                z.load(Ordering::Relaxed),
-                &mut pos,
-                &mut scratch,
-            )?
-            .is_none()
-            {
-                return Ok(None);
-            }
-        }
+        pos += n;
+        all_zero_runs &= zero_runs;
     }
     Ok(Some(Written {
         cbytes: pos,
         all_zero_runs,
+    }))
+}
+
+/// Where the blocks compressed so far by a parallel compression are laid out in the chunk.
+struct Layout<'d> {
+    dst: &'d mut [u8],
+    /// The next block to lay out, at `pos`.
+    next: usize,
+    pos: usize,
+    all_zero_runs: bool,
+    /// A block did not fit in the room left: the chunk does not fit in `dst`.
+    full: bool,
+}
+
+impl Layout<'_> {
+    /// Lays block `next` (its records `block`, compressed on their own) out at `pos`: copied
+    /// when its worst case fits before the end of `dst`, else compressed again in place with
+    /// the codec offered only the room left, as C-Blosc2's serial path does (some codecs give
+    /// up, rather than shrink, when offered less room). `None` when it does not fit.
+    fn place(
+        &mut self,
+        plan: &Plan<'_>,
+        src: &Input<'_>,
+        dict: Option<&[u8]>,
+        block: &[u8],
+        zero_runs: bool,
+        scratch: &mut [Vec<u8>; 2],
+    ) -> Result<Option<()>> {
+        let (nblock, pos) = (self.next, self.pos);
+        let at = EXTENDED_HEADER_LENGTH + 4 * nblock;
+        self.dst[at..at + 4].copy_from_slice(&le32(pos));
+        let written = if pos + max_block_record(plan, nblock, src.len()) <= self.dst.len() {
+            self.dst[pos..pos + block.len()].copy_from_slice(block);
+            Some((block.len(), zero_runs))
+        } else {
+            compress_block(plan, src, nblock, dict, scratch, &mut self.dst[pos..])?
+        };
+        Ok(written.map(|(n, zero_runs)| {
+            self.next += 1;
+            self.pos += n;
+            self.all_zero_runs &= zero_runs;
+        }))
+    }
+}
+
+/// [`compress_blocks`] on up to `nthreads` threads, the blocks' records starting at `pos`.
+///
+/// Each block is compressed on its own into a worst-case slot of an arena (reused from call
+/// to call on this thread: no allocation, zero-fill or page faults per block), its codec calls
+/// offered `neblock` bytes, so the bytes equal a serial compression's. The blocks are laid out
+/// in order while the others are still being compressed: after finishing a block, a thread
+/// that finds the layout free copies every block that is next in line. It never waits for
+/// the layout (a thread preempted while copying holds up no one), so the copies overlap the
+/// compression instead of following it; what is left is laid out when all are compressed.
+fn compress_blocks_parallel(
+    plan: &Plan<'_>,
+    src: &Input<'_>,
+    dst: &mut [u8],
+    pos: usize,
+    dict: Option<&[u8]>,
+    runtime: &Runtime,
+    nthreads: usize,
+) -> Result<Option<Written>> {
+    let slot = max_block_record(plan, 0, src.len());
+    let mut arena = super::scratch::take();
+    let buf = &mut arena[0];
+    if buf.len() < slot * plan.nblocks {
+        buf.resize(slot * plan.nblocks, 0);
+    }
+    // Each slot is written by the task of its block, then read by whoever lays it out; the
+    // locks are never contended (the flags below say when a slot is ready).
+    let slots: Vec<Mutex<&mut [u8]>> = buf[..slot * plan.nblocks]
+        .chunks_mut(slot)
+        .map(Mutex::new)
+        .collect();
+    // Per block: its records' length and whether they are all zero runs, once compressed.
+    let compressed: Vec<(AtomicBool, AtomicUsize, AtomicBool)> = (0..plan.nblocks)
+        .map(|_| {
+            (
+                AtomicBool::new(false),
+                AtomicUsize::new(0),
+                AtomicBool::new(false),
+            )
+        })
+        .collect();
+    let is_ready = |nblock: usize| compressed[nblock].0.load(Ordering::Acquire);
+    let layout = Mutex::new(Layout {
+        dst,
+        next: 0,
+        pos,
+        all_zero_runs: true,
+        full: false,
+    });
+    // Lays out the blocks next in line that are ready. Returns the block then next in line,
+    // so that one finished while the layout was held is not left for the end.
+    let lay_out_ready = |layout: &mut Layout<'_>, scratch: &mut [Vec<u8>; 2]| -> Result<usize> {
+        while layout.next < plan.nblocks && !layout.full && is_ready(layout.next) {
+            let nblock = layout.next;
+            let n = compressed[nblock].1.load(Ordering::Relaxed);
+            let zero_runs = compressed[nblock].2.load(Ordering::Relaxed);
+            let block = slots[nblock].lock().unwrap_or_else(PoisonError::into_inner);
+            layout.full = layout
+                .place(plan, src, dict, &block[..n], zero_runs, scratch)?
+                .is_none();
+        }
+        Ok(layout.next)
+    };
+    runtime.for_each_index_init(
+        plan.nblocks,
+        nthreads,
+        super::scratch::take,
+        |scratch, nblock| {
+            {
+                let mut out = slots[nblock].lock().unwrap_or_else(PoisonError::into_inner);
+                let (n, z) = compress_block(plan, src, nblock, dict, scratch, &mut out)?
+                    .ok_or(BLOCK_TOO_BIG)?;
+                compressed[nblock].1.store(n, Ordering::Relaxed);
+                compressed[nblock].2.store(z, Ordering::Relaxed);
+            }
+            compressed[nblock].0.store(true, Ordering::Release);
+            // Pairs with the fence after the layout is released below: either this thread
+            // finds the layout free, or its holder sees this block ready once it lets go.
+            fence(Ordering::SeqCst);
+            while let Ok(mut held) = layout.try_lock() {
+                let next = lay_out_ready(&mut held, scratch)?;
+                let full = held.full;
+                drop(held);
+                fence(Ordering::SeqCst);
+                if full || next == plan.nblocks || !is_ready(next) {
+                    break;
+                }
+            }
+            Ok(())
+        },
+    )?;
+    // Every task has ended: lay out what is left, in order.
+    let mut layout = layout.into_inner().unwrap_or_else(PoisonError::into_inner);
+    lay_out_ready(&mut layout, &mut super::scratch::take())?;
+    if layout.full {
+        return Ok(None);
+    }
+    Ok(Some(Written {
+        cbytes: layout.pos,
+        all_zero_runs: layout.all_zero_runs,
     }))
 }
 
