@@ -112,7 +112,14 @@ fn identical_bytes_in_tight_destinations() {
         let cbytes = compress_ctx(ctx, &cparams(1), &data, &mut out).unwrap();
         assert!(cbytes < data.len(), "codec {codec}: the tail compresses");
         // Room for the chunk exactly, within one block's worst case of it, and short of it.
-        let rooms = [cbytes, cbytes + 1, cbytes + 20_000, cbytes + 40_000, cbytes - 1, full];
+        let rooms = [
+            cbytes,
+            cbytes + 1,
+            cbytes + 20_000,
+            cbytes + 40_000,
+            cbytes - 1,
+            full,
+        ];
         for room in rooms {
             let mut reference: Option<Result<Vec<u8>, String>> = None;
             for nthreads in [1usize, 2, 3] {

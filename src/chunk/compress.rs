@@ -469,8 +469,9 @@ impl Layout<'_> {
 /// offered `neblock` bytes, so the bytes equal a serial compression's. The blocks are laid out
 /// in order while the others are still being compressed: after finishing a block, a thread
 /// that finds the layout free copies every block that is next in line. It never waits for
-/// the layout (a thread preempted while copying holds up no one), so the copies overlap the
-/// compression instead of following it; what is left is laid out when all are compressed.
+/// the layout (a thread preempted while copying holds up no other's compression), so the
+/// copies overlap the compression instead of following it; what is left is laid out when all
+/// are compressed. Once a block does not fit, the blocks not yet started are skipped.
 fn compress_blocks_parallel(
     plan: &Plan<'_>,
     src: &Input<'_>,
@@ -510,6 +511,8 @@ fn compress_blocks_parallel(
         all_zero_runs: true,
         full: false,
     });
+    // Set once a block did not fit: the blocks not yet started are not compressed.
+    let full = AtomicBool::new(false);
     // Lays out the blocks next in line that are ready. Returns the block then next in line,
     // so that one finished while the layout was held is not left for the end.
     let lay_out_ready = |layout: &mut Layout<'_>, scratch: &mut [Vec<u8>; 2]| -> Result<usize> {
@@ -529,6 +532,10 @@ fn compress_blocks_parallel(
         nthreads,
         super::scratch::take,
         |scratch, nblock| {
+            if full.load(Ordering::Relaxed) {
+                // The chunk cannot fit: the caller stores it raw, whatever this block gives.
+                return Ok(());
+            }
             {
                 let mut out = slots[nblock].lock().unwrap_or_else(PoisonError::into_inner);
                 let (n, z) = compress_block(plan, src, nblock, dict, scratch, &mut out)?
@@ -539,13 +546,18 @@ fn compress_blocks_parallel(
             compressed[nblock].0.store(true, Ordering::Release);
             // Pairs with the fence after the layout is released below: either this thread
             // finds the layout free, or its holder sees this block ready once it lets go.
+            // Only speed depends on it: a block missed all the same is laid out after the job.
             fence(Ordering::SeqCst);
             while let Ok(mut held) = layout.try_lock() {
                 let next = lay_out_ready(&mut held, scratch)?;
-                let full = held.full;
+                let no_room = held.full;
                 drop(held);
+                if no_room {
+                    full.store(true, Ordering::Relaxed);
+                    break;
+                }
                 fence(Ordering::SeqCst);
-                if full || next == plan.nblocks || !is_ready(next) {
+                if next == plan.nblocks || !is_ready(next) {
                     break;
                 }
             }
@@ -557,6 +569,11 @@ fn compress_blocks_parallel(
     lay_out_ready(&mut layout, &mut super::scratch::take())?;
     if layout.full {
         return Ok(None);
+    }
+    if layout.next != plan.nblocks {
+        return Err(Error::Internal {
+            what: "a parallel compression ended with blocks not laid out",
+        });
     }
     Ok(Some(Written {
         cbytes: layout.pos,
