@@ -427,8 +427,6 @@ struct Layout<'d> {
     next: usize,
     pos: usize,
     all_zero_runs: bool,
-    /// A block did not fit in the room left: the chunk does not fit in `dst`.
-    full: bool,
 }
 
 impl Layout<'_> {
@@ -509,21 +507,24 @@ fn compress_blocks_parallel(
         next: 0,
         pos,
         all_zero_runs: true,
-        full: false,
     });
-    // Set once a block did not fit: the blocks not yet started are not compressed.
+    // Set once a block did not fit in the room left: the chunk does not fit in `dst`, and
+    // the blocks not yet started are not compressed.
     let full = AtomicBool::new(false);
     // Lays out the blocks next in line that are ready. Returns the block then next in line,
     // so that one finished while the layout was held is not left for the end.
     let lay_out_ready = |layout: &mut Layout<'_>, scratch: &mut [Vec<u8>; 2]| -> Result<usize> {
-        while layout.next < plan.nblocks && !layout.full && is_ready(layout.next) {
+        while layout.next < plan.nblocks && !full.load(Ordering::Relaxed) && is_ready(layout.next) {
             let nblock = layout.next;
             let n = compressed[nblock].1.load(Ordering::Relaxed);
             let zero_runs = compressed[nblock].2.load(Ordering::Relaxed);
             let block = slots[nblock].lock().unwrap_or_else(PoisonError::into_inner);
-            layout.full = layout
+            if layout
                 .place(plan, src, dict, &block[..n], zero_runs, scratch)?
-                .is_none();
+                .is_none()
+            {
+                full.store(true, Ordering::Relaxed);
+            }
         }
         Ok(layout.next)
     };
@@ -550,14 +551,9 @@ fn compress_blocks_parallel(
             fence(Ordering::SeqCst);
             while let Ok(mut held) = layout.try_lock() {
                 let next = lay_out_ready(&mut held, scratch)?;
-                let no_room = held.full;
                 drop(held);
-                if no_room {
-                    full.store(true, Ordering::Relaxed);
-                    break;
-                }
                 fence(Ordering::SeqCst);
-                if next == plan.nblocks || !is_ready(next) {
+                if full.load(Ordering::Relaxed) || next == plan.nblocks || !is_ready(next) {
                     break;
                 }
             }
@@ -567,7 +563,7 @@ fn compress_blocks_parallel(
     // Every task has ended: lay out what is left, in order.
     let mut layout = layout.into_inner().unwrap_or_else(PoisonError::into_inner);
     lay_out_ready(&mut layout, &mut super::scratch::take())?;
-    if layout.full {
+    if full.load(Ordering::Relaxed) {
         return Ok(None);
     }
     if layout.next != plan.nblocks {
